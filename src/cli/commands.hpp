@@ -1,0 +1,17 @@
+#pragma once
+// Each subcommand file adds its flags to the app and, when chosen, sets the action main runs.
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include "hwimg/util/error.hpp"
+
+namespace hwimg::cli {
+
+using Action = std::function<Result<int>()>;
+
+void add_build_command(CLI::App& app, Action& action);
+void add_inspect_command(CLI::App& app, Action& action);
+
+}  // namespace hwimg::cli

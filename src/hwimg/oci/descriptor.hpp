@@ -1,0 +1,40 @@
+#pragma once
+// Descriptors and platforms: how one OCI object points at another.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "hwimg/oci/digest.hpp"
+
+namespace hwimg::oci {
+
+using Annotations = std::map<std::string, std::string>;
+
+inline constexpr std::string_view ref_name_annotation = "org.opencontainers.image.ref.name";
+
+struct Platform {
+  std::string os;
+  std::string architecture;
+  std::string variant;  // empty: none (the amd64 baseline is written without one)
+
+  auto operator<=>(const Platform&) const = default;
+  // "linux/amd64/v3", as people and `--platform` flags spell it.
+  [[nodiscard]] std::string str() const;
+};
+
+struct Descriptor {
+  std::string media_type;
+  Digest digest;
+  std::int64_t size = 0;
+  std::optional<Platform> platform;
+  Annotations annotations;
+
+  bool operator==(const Descriptor&) const = default;
+
+  [[nodiscard]] std::optional<std::string> annotation(std::string_view key) const;
+  [[nodiscard]] std::optional<std::string> ref_name() const { return annotation(ref_name_annotation); }
+};
+
+}  // namespace hwimg::oci

@@ -1,0 +1,81 @@
+#include "hwimg/oci/digest.hpp"
+
+#include <stdexcept>
+
+#include <openssl/evp.h>
+
+namespace hwimg::oci {
+
+struct Sha256::Context {
+  struct Free {
+    void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
+  };
+  std::unique_ptr<EVP_MD_CTX, Free> ctx{EVP_MD_CTX_new()};
+};
+
+Sha256::Sha256() : m_context(std::make_unique<Context>()) {
+  // Only allocation failure can make these fail; there is no way to go on without a hasher.
+  if (!m_context->ctx || EVP_DigestInit_ex(m_context->ctx.get(), EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("failed to initialise SHA-256: OpenSSL error");
+  }
+}
+
+Sha256::Sha256(Sha256&&) noexcept = default;
+Sha256& Sha256::operator=(Sha256&&) noexcept = default;
+Sha256::~Sha256() = default;
+
+void Sha256::update(const void* data, std::size_t size) {
+  if (EVP_DigestUpdate(m_context->ctx.get(), data, size) != 1) {
+    throw std::runtime_error("failed to update SHA-256: OpenSSL error");
+  }
+}
+
+void Sha256::update(std::string_view data) {
+  update(data.data(), data.size());
+}
+
+Digest Sha256::finish() {
+  unsigned char raw[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_DigestFinal_ex(m_context->ctx.get(), raw, &length) != 1) {
+    throw std::runtime_error("failed to finish SHA-256: OpenSSL error");
+  }
+  static constexpr char hex_digits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(length * 2);
+  for (unsigned i = 0; i < length; ++i) {
+    hex.push_back(hex_digits[raw[i] >> 4]);
+    hex.push_back(hex_digits[raw[i] & 0xf]);
+  }
+  return Digest::from_sha256_hex(std::move(hex));
+}
+
+Digest Digest::sha256_of(std::string_view data) {
+  Sha256 hasher;
+  hasher.update(data);
+  return hasher.finish();
+}
+
+Result<Digest> Digest::parse(std::string_view text) {
+  constexpr std::string_view prefix = "sha256:";
+  if (!text.starts_with(prefix)) {
+    const auto colon = text.find(':');
+    if (colon == std::string_view::npos) {
+      return fail("failed to parse digest \"{}\": expected \"sha256:<64 hex digits>\"", text);
+    }
+    return fail("failed to parse digest \"{}\": unsupported algorithm \"{}\" (expected sha256)", text,
+                text.substr(0, colon));
+  }
+  const auto hex = text.substr(prefix.size());
+  if (hex.size() != 64) {
+    return fail("failed to parse digest \"{}\": expected 64 hex digits, got {}", text, hex.size());
+  }
+  for (const char c : hex) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return fail("failed to parse digest \"{}\": '{}' is not a lower-case hex digit", text, c);
+    }
+  }
+  return Digest(std::string(hex));
+}
+
+}  // namespace hwimg::oci

@@ -1,0 +1,204 @@
+#include "hwimg/oci/layout.hpp"
+
+#include <cerrno>
+#include <system_error>
+
+#include <unistd.h>
+
+#include "hwimg/util/files.hpp"
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::oci {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr std::string_view layout_marker = R"({"imageLayoutVersion":"1.0.0"})";
+}  // namespace
+
+Result<Layout> Layout::open(const fs::path& root, OpenMode mode) {
+  const auto marker_path = root / "oci-layout";
+  std::error_code ec;
+  if (!fs::exists(marker_path, ec)) {
+    if (mode == OpenMode::existing) {
+      return fail("failed to open image layout {}: no oci-layout file (not an OCI image layout)", root.string());
+    }
+    if (auto r = util::make_directories(root / "blobs" / "sha256"); !r) return std::unexpected(r.error());
+    if (auto r = util::write_file_atomic(marker_path, layout_marker); !r) return std::unexpected(r.error());
+  } else {
+    auto marker = util::read_file(marker_path);
+    if (!marker) {
+      return std::unexpected(marker.error().context("failed to open image layout " + root.string()));
+    }
+    if (marker->find("\"1.0.0\"") == std::string::npos) {
+      return fail("failed to open image layout {}: unsupported oci-layout {}", root.string(), util::trim(*marker));
+    }
+    if (auto r = util::make_directories(root / "blobs" / "sha256"); !r) return std::unexpected(r.error());
+  }
+  Layout layout(root);
+  if (!fs::exists(root / "index.json", ec)) {
+    if (mode == OpenMode::existing) {
+      return fail("failed to open image layout {}: index.json is missing", root.string());
+    }
+    auto r = layout.update_index_json([](Index&) -> Result<void> { return {}; });
+    if (!r) return std::unexpected(r.error());
+  }
+  return layout;
+}
+
+fs::path Layout::blob_path(const Digest& digest) const {
+  return m_root / "blobs" / "sha256" / digest.hex();
+}
+
+bool Layout::has_blob(const Digest& digest) const {
+  std::error_code ec;
+  return fs::is_regular_file(blob_path(digest), ec);
+}
+
+fs::path Layout::temporary_file(std::string_view purpose) const {
+  const auto directory = state_directory() / "tmp";
+  std::error_code ec;
+  fs::create_directories(directory, ec);
+  return util::temporary_sibling(directory / purpose);
+}
+
+Result<Descriptor> Layout::put_blob(std::string_view data, std::string_view media_type) const {
+  const auto digest = Digest::sha256_of(data);
+  Descriptor descriptor{std::string(media_type), digest, static_cast<std::int64_t>(data.size()), {}, {}};
+  if (has_blob(digest)) {
+    return descriptor;
+  }
+  if (auto r = util::write_file_atomic(blob_path(digest), data); !r) {
+    return std::unexpected(r.error().context("failed to store blob " + digest.str()));
+  }
+  return descriptor;
+}
+
+Result<void> Layout::adopt_blob(const fs::path& temporary, const Digest& digest) const {
+  const auto target = blob_path(digest);
+  if (has_blob(digest)) {
+    ::unlink(temporary.c_str());
+    return {};
+  }
+  if (::rename(temporary.c_str(), target.c_str()) != 0) {
+    return fail("failed to store blob {}: {}", digest.str(), util::errno_text(errno));
+  }
+  return util::fsync_directory(target.parent_path());
+}
+
+Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
+  auto data = util::read_file(blob_path(descriptor.digest));
+  if (!data) {
+    return fail("failed to read blob {} from {}: {}", descriptor.digest.str(), m_root.string(),
+                data.error().message);
+  }
+  if (static_cast<std::int64_t>(data->size()) != descriptor.size) {
+    return fail("failed to read blob {} from {}: size is {} bytes, descriptor says {}", descriptor.digest.str(),
+                m_root.string(), data->size(), descriptor.size);
+  }
+  if (const auto actual = Digest::sha256_of(*data); actual != descriptor.digest) {
+    return fail("failed to read blob {} from {}: digest mismatch, content hashes to {}", descriptor.digest.str(),
+                m_root.string(), actual.str());
+  }
+  return data;
+}
+
+Result<Index> Layout::read_index_json() const {
+  auto text = util::read_file(m_root / "index.json");
+  if (!text) {
+    return std::unexpected(text.error());
+  }
+  return with_context(parse_index(*text), "failed to read " + (m_root / "index.json").string());
+}
+
+Result<void> Layout::update_index_json(const std::function<Result<void>(Index&)>& change) const {
+  if (auto r = util::make_directories(state_directory()); !r) return r;
+  auto lock = util::FileLock::acquire(state_directory() / "lock");
+  if (!lock) return std::unexpected(lock.error());
+  Index index;
+  std::error_code ec;
+  if (fs::exists(m_root / "index.json", ec)) {
+    auto current = read_index_json();
+    if (!current) return std::unexpected(current.error());
+    index = std::move(*current);
+  }
+  if (auto r = change(index); !r) return r;
+  return util::write_file_atomic(m_root / "index.json", to_json(index));
+}
+
+Result<Descriptor> Layout::resolve(std::string_view tag) const {
+  auto index = read_index_json();
+  if (!index) return std::unexpected(index.error());
+  if (tag.empty()) {
+    if (index->manifests.size() == 1) {
+      return index->manifests.front();
+    }
+    return fail("failed to resolve {}: it holds {} images, name one with oci:{}:TAG", m_root.string(),
+                index->manifests.size(), m_root.string());
+  }
+  std::vector<std::string> tags;
+  for (const auto& d : index->manifests) {
+    if (const auto name = d.ref_name()) {
+      if (*name == tag) {
+        return d;
+      }
+      tags.push_back(*name);
+    }
+  }
+  return fail("failed to resolve tag \"{}\" in {}: no such tag{}", tag, m_root.string(),
+              util::did_you_mean(tag, tags));
+}
+
+bool is_layout_reference(std::string_view text) {
+  return text.starts_with("oci:");
+}
+
+Result<LayoutReference> parse_layout_reference(std::string_view text) {
+  if (!is_layout_reference(text)) {
+    return fail("failed to parse layout reference \"{}\": expected oci:DIR[:TAG]", text);
+  }
+  const auto rest = text.substr(4);
+  const auto colon = rest.find(':');
+  LayoutReference ref{fs::path(std::string(rest.substr(0, colon))), {}};
+  if (colon != std::string_view::npos) {
+    ref.tag = std::string(rest.substr(colon + 1));
+  }
+  if (ref.directory.empty()) {
+    return fail("failed to parse layout reference \"{}\": empty directory", text);
+  }
+  if (!ref.tag.empty()) {
+    if (auto r = validate_tag(ref.tag); !r) return std::unexpected(r.error());
+  }
+  return ref;
+}
+
+Result<void> validate_tag(std::string_view tag) {
+  const auto is_alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  const auto is_separator = [](char c) {
+    return c == '-' || c == '.' || c == '_' || c == ':' || c == '@' || c == '+';
+  };
+  for (const auto& component : util::split(tag, '/')) {
+    if (component.empty() || !is_alnum(component.front()) || !is_alnum(component.back())) {
+      return fail("invalid tag \"{}\": each part must start and end with a letter or digit", tag);
+    }
+    for (std::size_t i = 0; i < component.size(); ++i) {
+      const char c = component[i];
+      if (is_alnum(c)) continue;
+      if (!is_separator(c)) {
+        return fail("invalid tag \"{}\": character '{}' is not allowed", tag, c);
+      }
+      const bool double_dash = c == '-' && component[i + 1] == '-' && is_alnum(component[i + 2]);
+      if (double_dash) {
+        ++i;
+        continue;
+      }
+      if (!is_alnum(component[i + 1])) {
+        return fail("invalid tag \"{}\": separators cannot repeat", tag);
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace hwimg::oci

@@ -1,0 +1,140 @@
+#include "hwimg/util/files.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace hwimg::util {
+
+void UniqueFd::reset(int fd) {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+  m_fd = fd;
+}
+
+std::string errno_text(int error_number) {
+  return std::strerror(error_number);
+}
+
+Result<std::string> read_file(const fs::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    return fail("failed to open {}: {}", path.string(), errno_text(errno));
+  }
+  std::string data;
+  char buffer[65536];
+  while (true) {
+    const auto n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return fail("failed to read {}: {}", path.string(), errno_text(errno));
+    }
+    if (n == 0) {
+      return data;
+    }
+    data.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+fs::path temporary_sibling(const fs::path& path) {
+  static std::atomic<unsigned> counter{0};
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  return path.parent_path() /
+         fmt::format(".{}.tmp-{}-{}-{:x}", path.filename().string(), ::getpid(), counter++, random());
+}
+
+Result<void> make_directories(const fs::path& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) {
+    return fail("failed to create directory {}: {}", path.string(), ec.message());
+  }
+  return {};
+}
+
+Result<void> fsync_directory(const fs::path& directory) {
+  UniqueFd fd(::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid() || ::fsync(fd.get()) != 0) {
+    return fail("failed to sync directory {}: {}", directory.string(), errno_text(errno));
+  }
+  return {};
+}
+
+Result<void> write_file_atomic(const fs::path& path, std::string_view data, unsigned mode) {
+  const auto temporary = temporary_sibling(path);
+  UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+  if (!fd.valid()) {
+    return fail("failed to create {}: {}", temporary.string(), errno_text(errno));
+  }
+  const auto cleanup_and_fail = [&](std::string_view verb) -> Result<void> {
+    const int saved = errno;
+    ::unlink(temporary.c_str());
+    return fail("failed to {} {}: {}", verb, path.string(), errno_text(saved));
+  };
+  // O_CREAT's mode is filtered by the umask; callers such as `login` need the exact mode.
+  if (::fchmod(fd.get(), mode) != 0) {
+    return cleanup_and_fail("set the mode of");
+  }
+  std::size_t written = 0;
+  while (written < data.size()) {
+    const auto n = ::write(fd.get(), data.data() + written, data.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return cleanup_and_fail("write");
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) {
+    return cleanup_and_fail("sync");
+  }
+  fd.reset();
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    return cleanup_and_fail("rename into place");
+  }
+  return fsync_directory(path.parent_path());
+}
+
+Result<FileLock> FileLock::acquire(const fs::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!fd.valid()) {
+    return fail("failed to open lock file {}: {}", path.string(), errno_text(errno));
+  }
+  while (::flock(fd.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      return fail("failed to lock {}: {}", path.string(), errno_text(errno));
+    }
+  }
+  return FileLock(std::move(fd));
+}
+
+Result<TempDir> TempDir::create(const fs::path& parent, std::string_view prefix) {
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  std::string pattern = (parent / (std::string(prefix) + "XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return fail("failed to create a temporary directory in {}: {}", parent.string(), errno_text(errno));
+  }
+  return TempDir(fs::path(pattern));
+}
+
+TempDir::TempDir(TempDir&& other) noexcept : m_path(std::exchange(other.m_path, {})) {}
+
+TempDir::~TempDir() {
+  if (!m_path.empty()) {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
+  }
+}
+
+}  // namespace hwimg::util

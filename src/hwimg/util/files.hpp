@@ -1,0 +1,61 @@
+#pragma once
+// File helpers with the durability rules the layout store relies on.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "hwimg/util/error.hpp"
+#include "hwimg/util/fd.hpp"
+
+namespace hwimg::util {
+
+namespace fs = std::filesystem;
+
+[[nodiscard]] Result<std::string> read_file(const fs::path& path);
+
+// Writes to a temporary file beside `path`, fsyncs it, renames it over `path` and fsyncs the
+// directory, so a crash leaves either the old or the new content, never a mix.
+[[nodiscard]] Result<void> write_file_atomic(const fs::path& path, std::string_view data,
+                                             unsigned mode = 0644);
+
+// Creates `path` and its missing parents.
+[[nodiscard]] Result<void> make_directories(const fs::path& path);
+
+// Makes a rename or create in `directory` durable.
+[[nodiscard]] Result<void> fsync_directory(const fs::path& directory);
+
+// A unique temporary file name beside `path`, for the write-then-rename pattern.
+[[nodiscard]] fs::path temporary_sibling(const fs::path& path);
+
+// An exclusive advisory lock (flock) held for the object's lifetime.
+class FileLock {
+public:
+  [[nodiscard]] static Result<FileLock> acquire(const fs::path& path);
+
+private:
+  explicit FileLock(UniqueFd fd) : m_fd(std::move(fd)) {}
+  UniqueFd m_fd;
+};
+
+// A directory removed with its content when the object goes away.
+class TempDir {
+public:
+  [[nodiscard]] static Result<TempDir> create(const fs::path& parent, std::string_view prefix);
+  TempDir(TempDir&& other) noexcept;
+  TempDir& operator=(TempDir&&) = delete;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+
+  [[nodiscard]] const fs::path& path() const { return m_path; }
+
+private:
+  explicit TempDir(fs::path path) : m_path(std::move(path)) {}
+  fs::path m_path;
+};
+
+// errno as text, for "failed to X: <strerror>" messages.
+[[nodiscard]] std::string errno_text(int error_number);
+
+}  // namespace hwimg::util

@@ -1,0 +1,150 @@
+#include "hwimg/util/process.hpp"
+
+#include <cerrno>
+#include <csignal>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hwimg/util/fd.hpp"
+#include "hwimg/util/files.hpp"
+
+extern char** environ;
+
+namespace hwimg::util {
+namespace {
+
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra) {
+  std::vector<std::string> result;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const auto name = text.substr(0, text.find('='));
+    if (!extra.contains(std::string(name))) {
+      result.emplace_back(text);
+    }
+  }
+  for (const auto& [name, value] : extra) {
+    result.push_back(name + "=" + value);
+  }
+  return result;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (auto& s : strings) {
+    pointers.push_back(s.data());
+  }
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+}  // namespace
+
+Result<ProcessResult> run_process(const ProcessSpec& spec) {
+  if (spec.argv.empty()) {
+    return fail("failed to run a process: empty command");
+  }
+  int output_pipe[2];
+  int input_pipe[2];
+  if (::pipe2(output_pipe, O_CLOEXEC) != 0 || ::pipe2(input_pipe, O_CLOEXEC) != 0) {
+    return fail("failed to create a pipe for {}: {}", spec.argv[0], errno_text(errno));
+  }
+  UniqueFd output_read(output_pipe[0]);
+  UniqueFd output_write(output_pipe[1]);
+  UniqueFd input_read(input_pipe[0]);
+  UniqueFd input_write(input_pipe[1]);
+
+  auto argv_strings = spec.argv;
+  auto env_strings = merged_environment(spec.environment);
+  auto argv = c_strings(argv_strings);
+  auto envp = c_strings(env_strings);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    return fail("failed to start {}: {}", spec.argv[0], errno_text(errno));
+  }
+  if (pid == 0) {
+    // Own process group, so a timeout kills the whole pipeline the command started.
+    ::setpgid(0, 0);
+    if (spec.standard_input) {
+      ::dup2(input_read.get(), STDIN_FILENO);
+    } else {
+      const int null_fd = ::open("/dev/null", O_RDONLY);
+      ::dup2(null_fd, STDIN_FILENO);
+    }
+    ::dup2(output_write.get(), STDOUT_FILENO);
+    ::dup2(output_write.get(), STDERR_FILENO);
+    if (!spec.working_directory.empty() && ::chdir(spec.working_directory.c_str()) != 0) {
+      ::_exit(126);
+    }
+    ::execvpe(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  output_write.reset();
+  input_read.reset();
+  if (spec.standard_input) {
+    // Small inputs only (passwords, scripts): a pipe buffer holds them without a writer thread.
+    const auto& data = *spec.standard_input;
+    ::signal(SIGPIPE, SIG_IGN);
+    if (::write(input_write.get(), data.data(), data.size()) < 0 && errno != EPIPE) {
+      ::kill(-pid, SIGKILL);
+    }
+  }
+  input_write.reset();
+
+  ProcessResult result;
+  const auto deadline = spec.timeout ? std::chrono::steady_clock::now() + *spec.timeout
+                                     : std::chrono::steady_clock::time_point::max();
+  char buffer[16384];
+  while (true) {
+    int wait_ms = -1;
+    if (spec.timeout) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      wait_ms = static_cast<int>(std::max<long>(0, left.count()));
+    }
+    pollfd pfd{output_read.get(), POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) {
+      continue;
+    }
+    if (ready == 0) {
+      result.timed_out = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    const auto n = ::read(output_read.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break;
+    }
+    if (spec.echo_output) {
+      [[maybe_unused]] const auto ignored = ::write(STDERR_FILENO, buffer, static_cast<std::size_t>(n));
+    }
+    result.output.append(buffer, static_cast<std::size_t>(n));
+    if (result.output.size() > spec.max_output) {
+      result.output.erase(0, result.output.size() - spec.max_output);
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      return fail("failed to wait for {}: {}", spec.argv[0], errno_text(errno));
+    }
+  }
+  if (WIFEXITED(status)) {
+    result.exit_status = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.exit_status = 128 + WTERMSIG(status);
+  }
+  if (result.exit_status == 127 && result.output.empty()) {
+    return fail("failed to run {}: command not found", spec.argv[0]);
+  }
+  return result;
+}
+
+}  // namespace hwimg::util

@@ -1,0 +1,35 @@
+#pragma once
+// Running child processes with captured output and a deadline.
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hwimg/util/error.hpp"
+
+namespace hwimg::util {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;
+  std::filesystem::path working_directory;       // empty: inherit
+  std::map<std::string, std::string> environment;  // added to (or replacing in) the parent's
+  std::optional<std::string> standard_input;     // nullopt: /dev/null
+  std::optional<std::chrono::milliseconds> timeout;
+  // Output beyond this is dropped from the front, keeping the tail that explains a failure.
+  std::size_t max_output = 1 << 20;
+  // Passed through to our own stderr as it arrives (a build step's progress), besides capture.
+  bool echo_output = false;
+};
+
+struct ProcessResult {
+  int exit_status = 0;      // exit code, or 128 + signal number
+  bool timed_out = false;
+  std::string output;       // stdout and stderr interleaved
+};
+
+[[nodiscard]] Result<ProcessResult> run_process(const ProcessSpec& spec);
+
+}  // namespace hwimg::util
