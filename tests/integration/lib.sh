@@ -1,0 +1,38 @@
+# Shared helpers for the integration suites (sourced, not run). ctest sets HWIMG, HWIMG_SOURCE_DIR
+# and HWIMG_BUILD_DIR; exit 77 tells ctest the suite was skipped.
+set -euo pipefail
+
+: "${HWIMG:?run through ctest, or set HWIMG to the hwimg binary}"
+: "${HWIMG_SOURCE_DIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/hwimg-test.XXXXXX")
+cleanup_hooks=()
+on_exit() { # runs registered cleanups in reverse order, then removes the scratch directory
+  local i
+  for ((i = ${#cleanup_hooks[@]} - 1; i >= 0; i--)); do eval "${cleanup_hooks[$i]}" || true; done
+  rm -rf "$TEST_TMP"
+}
+trap on_exit EXIT
+add_cleanup() { cleanup_hooks+=("$1"); }
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+step() { echo "--- $*"; }
+
+require_tool() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
+require_root() { [ "$(id -u)" = 0 ] || skip "needs root (runc/umoci unpack)"; }
+
+assert_eq() { # assert_eq EXPECTED ACTUAL WHAT
+  [ "$1" == "$2" ] || fail "$3: expected [$1], got [$2]"
+}
+assert_contains() { # assert_contains HAYSTACK NEEDLE WHAT
+  [[ "$1" == *"$2"* ]] || fail "$3: expected to contain [$2], got [$1]"
+}
+# Runs a command that must fail; its combined output lands in $OUT and its status in $STATUS.
+expect_failure() {
+  set +e
+  OUT=$("$@" 2>&1)
+  STATUS=$?
+  set -e
+  [ "$STATUS" -ne 0 ] || fail "expected failure from: $* (output: $OUT)"
+}
