@@ -1,0 +1,132 @@
+#include "hwimg/build/builder.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include <unistd.h>
+
+#include "hwimg/util/strings.hpp"
+#include "hwimg/util/thread_pool.hpp"
+
+namespace hwimg::build {
+namespace {
+
+Result<std::int64_t> parse_epoch(const std::optional<std::string>& text) {
+  if (!text || text->empty()) {
+    return 0;
+  }
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (error != std::errc() || end != text->data() + text->size() || value < 0) {
+    return fail_usage("invalid SOURCE_DATE_EPOCH \"{}\": expected a non-negative number of seconds", *text);
+  }
+  return value;
+}
+
+// Without a matrix a recipe builds one portable variant for this machine's architecture.
+VariantPlan portable_variant() {
+  VariantPlan plan;
+  const auto arch = host_architecture();
+  plan.platform = oci::Platform{"linux", arch, ""};
+  if (arch == "amd64") {
+    plan.id = "cpu-x86-64-v1";
+    plan.annotations["org.hwimg.cpu.level"] = "x86-64-v1";
+    plan.variables = {{"cpu.level", "x86-64-v1"}, {"cpu.march", "-march=x86-64 -mtune=generic"}};
+  } else {
+    plan.id = "cpu-" + arch;
+  }
+  plan.annotations["org.hwimg.variant"] = plan.id;
+  return plan;
+}
+
+Result<std::vector<VariantPlan>> select_variants(std::vector<VariantPlan> plans, const std::vector<std::string>& only) {
+  if (only.empty()) {
+    return plans;
+  }
+  std::vector<std::string> ids;
+  for (const auto& plan : plans) ids.push_back(plan.id);
+  for (const auto& id : only) {
+    if (std::ranges::find(ids, id) == ids.end()) {
+      return fail_usage("unknown variant \"{}\" in --only{}; variants: {}", id, util::did_you_mean(id, ids),
+                        util::join(ids, ", "));
+    }
+  }
+  std::erase_if(plans, [&](const VariantPlan& plan) { return std::ranges::find(only, plan.id) == only.end(); });
+  return plans;
+}
+
+}  // namespace
+
+Result<int> run_build(const BuildRequest& request) {
+  HWIMG_TRY(oci::validate_tag(request.tag));
+  auto epoch = parse_epoch(request.source_date_epoch);
+  if (!epoch) return std::unexpected(epoch.error());
+  auto recipe = recipe::load_recipe(request.recipe);
+  if (!recipe) return std::unexpected(recipe.error());
+  HWIMG_TRY(recipe::check_variables(*recipe));
+  if (recipe->layers.empty()) {
+    return fail("{}: the recipe has no layers", request.recipe.string());
+  }
+  auto plans = select_variants({portable_variant()}, request.only);
+  if (!plans) return std::unexpected(plans.error());
+
+  const bool progress = ::isatty(STDOUT_FILENO) != 0;
+  BuildSettings settings{request.compression, *epoch, request.verbosity};
+  std::mutex layout_mutex;
+  std::optional<oci::Layout> layout;
+  const LayoutProvider provide_layout = [&]() -> Result<oci::Layout> {
+    std::lock_guard lock(layout_mutex);
+    if (!layout) {
+      auto opened = oci::Layout::open(request.output, oci::OpenMode::create);
+      if (!opened) return std::unexpected(opened.error());
+      layout = std::move(*opened);
+    }
+    return *layout;
+  };
+
+  LayerMemo memo;
+  const unsigned jobs = request.jobs != 0 ? request.jobs : util::default_parallelism();
+  std::vector<std::future<Result<BuiltVariant>>> futures;
+  {
+    util::ThreadPool pool(std::min<unsigned>(jobs, static_cast<unsigned>(plans->size())));
+    for (const auto& plan : *plans) {
+      futures.push_back(pool.submit([&, &plan = plan]() -> Result<BuiltVariant> {
+        if (progress) fmt::print(stderr, "building {}...\n", plan.id);
+        return build_variant(*recipe, plan, settings, provide_layout, memo);
+      }));
+    }
+  }
+  std::vector<BuiltVariant> built;
+  std::vector<std::string> errors;
+  for (auto& future : futures) {
+    auto result = future.get();
+    if (result) {
+      built.push_back(std::move(*result));
+    } else {
+      errors.push_back(result.error().message);
+    }
+  }
+  if (!errors.empty()) {
+    return std::unexpected(Error{util::join(errors, "\nhwimg: error: ")});
+  }
+
+  oci::Annotations index_annotations{{"org.opencontainers.image.created", rfc3339(*epoch)}};
+  for (const auto& [name, value] : recipe->annotations) {
+    auto text = recipe::substitute(value, {});
+    if (!text) return std::unexpected(text.error());
+    index_annotations[name] = *text;
+  }
+  auto index = write_index(*layout, request.tag, built, index_annotations,
+                           request.only.empty() ? IndexMerge::replace : IndexMerge::keep_other_variants);
+  if (!index) return std::unexpected(index.error().context("failed to write the image index"));
+
+  for (const auto& variant : built) {
+    fmt::print("{:<32} {:<20} {}\n", variant.id, variant.manifest.platform->str(), variant.manifest.digest.str());
+  }
+  fmt::print("wrote oci:{}:{} ({} variant{}, index {})\n", request.output.string(), request.tag, built.size(),
+             built.size() == 1 ? "" : "s", index->digest.str());
+  return 0;
+}
+
+}  // namespace hwimg::build

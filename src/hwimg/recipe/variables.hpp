@@ -1,0 +1,25 @@
+#pragma once
+// ${name} substitution in recipe strings; "$${" writes a literal "${" (for the shell).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hwimg/recipe/recipe.hpp"
+
+namespace hwimg::recipe {
+
+using Variables = std::map<std::string, std::string>;
+
+// Every variable a recipe may use (DESIGN.md §2a), set for each variant.
+[[nodiscard]] const std::vector<std::string>& known_variables();
+
+[[nodiscard]] Result<std::string> substitute(const LocatedString& text, const Variables& variables);
+
+// Checks every ${...} in the recipe names a known variable, before anything is built.
+[[nodiscard]] Result<void> check_variables(const Recipe& recipe);
+
+// Variables as environment for the build step: ${cpu.march} -> HWIMG_CPU_MARCH.
+[[nodiscard]] std::map<std::string, std::string> variables_environment(const Variables& variables);
+
+}  // namespace hwimg::recipe
