@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include "hwimg/build/build_cache.hpp"
 #include "hwimg/util/strings.hpp"
 #include "hwimg/util/thread_pool.hpp"
 
@@ -92,8 +93,20 @@ Result<int> run_build(const BuildRequest& request) {
     util::ThreadPool pool(std::min<unsigned>(jobs, static_cast<unsigned>(plans->size())));
     for (const auto& plan : *plans) {
       futures.push_back(pool.submit([&, &plan = plan]() -> Result<BuiltVariant> {
+        auto key = variant_cache_key(*recipe, plan, settings);
+        if (!key) return std::unexpected(key.error());
+        if (auto hit = cached_variant(request.output, *key)) {
+          if (progress) fmt::print(stderr, "{}: unchanged, reusing {}\n", plan.id, hit->manifest.digest.str());
+          return *hit;
+        }
         if (progress) fmt::print(stderr, "building {}...\n", plan.id);
-        return build_variant(*recipe, plan, settings, provide_layout, memo);
+        auto built = build_variant(*recipe, plan, settings, provide_layout, memo);
+        if (built) {
+          auto layout_now = provide_layout();
+          if (!layout_now) return std::unexpected(layout_now.error());
+          HWIMG_TRY(remember_variant(*layout_now, *key, *built));
+        }
+        return built;
       }));
     }
   }
@@ -111,6 +124,10 @@ Result<int> run_build(const BuildRequest& request) {
     return std::unexpected(Error{util::join(errors, "\nhwimg: error: ")});
   }
 
+  if (!layout) {
+    auto opened = provide_layout();
+    if (!opened) return std::unexpected(opened.error());
+  }
   oci::Annotations index_annotations{{"org.opencontainers.image.created", rfc3339(*epoch)}};
   for (const auto& [name, value] : recipe->annotations) {
     auto text = recipe::substitute(value, {});
@@ -122,7 +139,8 @@ Result<int> run_build(const BuildRequest& request) {
   if (!index) return std::unexpected(index.error().context("failed to write the image index"));
 
   for (const auto& variant : built) {
-    fmt::print("{:<32} {:<20} {}\n", variant.id, variant.manifest.platform->str(), variant.manifest.digest.str());
+    fmt::print("{:<32} {:<20} {}{}\n", variant.id, variant.manifest.platform->str(), variant.manifest.digest.str(),
+               variant.reused ? " (unchanged)" : "");
   }
   fmt::print("wrote oci:{}:{} ({} variant{}, index {})\n", request.output.string(), request.tag, built.size(),
              built.size() == 1 ? "" : "s", index->digest.str());

@@ -27,6 +27,7 @@ struct BuildSettings {
 struct BuiltVariant {
   std::string id;
   oci::Descriptor manifest;  // with platform and annotations, as the index lists it
+  bool reused = false;       // unchanged since the last build into this layout
 };
 
 // Shares packed layers between variants of one build (same source, destination and settings).
