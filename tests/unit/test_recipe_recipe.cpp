@@ -50,9 +50,9 @@ annotations:
 }
 
 TEST_CASE("recipe errors name file:line:column and what was expected") {
-  CHECK(error_of("name: a\nbase: scratch\nlayers: []\nconfig:\n  lables: {a: b}\n") ==
+  CHECK(error_of("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nconfig:\n  lables: {a: b}\n") ==
         "r.yaml:5:3: unknown key \"lables\" in config (did you mean labels?)");
-  CHECK(error_of("name: a\nbase: scratch\nlayers: []\nconfig:\n  entrypoint: /bin/app\n") ==
+  CHECK(error_of("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nconfig:\n  entrypoint: /bin/app\n") ==
         "r.yaml:5:15: expected a list of strings for \"config.entrypoint\", got a string");
   CHECK(error_of("name: a\nlayers: []\n") ==
         "r.yaml:1:1: missing key \"base\" (expected e.g. \"base: scratch\")");
@@ -90,4 +90,11 @@ TEST_CASE("variables become HWIMG_ environment variables for the build step") {
   const auto env = variables_environment({{"cpu.march", "-march=znver4"}, {"out", "/o"}});
   CHECK(env.at("HWIMG_CPU_MARCH") == "-march=znver4");
   CHECK(env.at("HWIMG_OUT") == "/o");
+}
+
+TEST_CASE("a repeated key and an empty layer list are refused") {
+  CHECK(error_of("name: a\nbase: scratch\nname: b\n") ==
+        "r.yaml:3:1: duplicate key \"name\" in the recipe (first at 1:1)");
+  CHECK(error_of("name: a\nbase: scratch\nlayers: []\n") ==
+        "r.yaml:3:9: expected at least one {from, to} map in \"layers\"");
 }

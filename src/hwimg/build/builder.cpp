@@ -57,18 +57,27 @@ Result<std::vector<VariantPlan>> select_variants(std::vector<VariantPlan> plans,
   return plans;
 }
 
+Result<void> check_compression_level(const oci::CompressionOptions& options) {
+  const int level = options.level;
+  if (options.compression == oci::Compression::gzip && (level < 0 || level > 12)) {
+    return fail_usage("invalid --compression-level {}: expected 1 to 12 for gzip", level);
+  }
+  if (options.compression == oci::Compression::zstd && (level < 0 || level > 19)) {
+    return fail_usage("invalid --compression-level {}: expected 1 to 19 for zstd", level);
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<int> run_build(const BuildRequest& request) {
   HWIMG_TRY(oci::validate_tag(request.tag));
+  HWIMG_TRY(check_compression_level(request.compression));
   auto epoch = parse_epoch(request.source_date_epoch);
   if (!epoch) return std::unexpected(epoch.error());
   auto recipe = recipe::load_recipe(request.recipe);
   if (!recipe) return std::unexpected(recipe.error());
   HWIMG_TRY(recipe::check_variables(*recipe));
-  if (recipe->layers.empty()) {
-    return fail("{}: the recipe has no layers", request.recipe.string());
-  }
   auto plans = select_variants({portable_variant()}, request.only);
   if (!plans) return std::unexpected(plans.error());
 
