@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   cli::Action action;
+  cli::add_matrix_command(app, action);
 
   try {
     app.parse(argc, argv);
