@@ -79,7 +79,11 @@ Result<FatbinEntry> parse_entry(std::span<const std::byte> data, std::uint64_t a
   entry.arch = static_cast<int>(read_le<std::uint32_t>(data, at + 28));
   entry.flags = read_le<std::uint64_t>(data, at + 40);
   entry.offset = where;
-  if (header_size < entry_header_size || header_size > end - at || payload_size > end - at - header_size) {
+  if (header_size < entry_header_size) {
+    return fail("failed to read fatbin in {}: entry at offset {} has a {}-byte header, less than 64", name, where,
+                header_size);
+  }
+  if (header_size > end - at || payload_size > end - at - header_size) {
     return fail("failed to read fatbin in {}: entry at offset {} (header {} bytes, payload {} bytes) runs beyond "
                 "its container",
                 name, where, header_size, payload_size);

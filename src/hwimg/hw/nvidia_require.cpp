@@ -50,6 +50,9 @@ Result<RequireTerm> parse_term(std::string_view text) {
   }
   term.op = op_it->second;
   term.value = std::string(rest.substr(op_it->first.size()));
+  if (term.value.starts_with('=') || term.value.starts_with('<') || term.value.starts_with('>')) {
+    return fail("invalid operator in '{}'", text);
+  }
   if (term.value.empty() || term.value.find_first_of("<>=!") != std::string::npos) {
     return fail("invalid value in '{}'", text);
   }
