@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   cli::add_build_command(app, action);
   cli::add_inspect_command(app, action);
   cli::add_probe_command(app, action);
+  cli::add_matrix_command(app, action);
 
   try {
     app.parse(argc, argv);
