@@ -86,12 +86,6 @@ TEST_CASE("variables are substituted and unknown ones are refused before buildin
   CHECK(checked.error().message.starts_with("r.yaml:4:12: unknown variable ${ouy} (did you mean out?)"));
 }
 
-TEST_CASE("variables become HWIMG_ environment variables for the build step") {
-  const auto env = variables_environment({{"cpu.march", "-march=znver4"}, {"out", "/o"}});
-  CHECK(env.at("HWIMG_CPU_MARCH") == "-march=znver4");
-  CHECK(env.at("HWIMG_OUT") == "/o");
-}
-
 TEST_CASE("a repeated key and an empty layer list are refused") {
   CHECK(error_of("name: a\nbase: scratch\nname: b\n") ==
         "r.yaml:3:1: duplicate key \"name\" in the recipe (first at 1:1)");

@@ -46,25 +46,24 @@ fs::path cache_file(const fs::path& output, const std::string& key) {
 
 }  // namespace
 
-Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan,
+Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix::Variant& variant,
                                       const BuildSettings& settings) {
   oci::Sha256 hash;
   hash.update(fmt::format("hwimg {}\n", HWIMG_VERSION));
   auto recipe_text = util::read_file(recipe.file);
   if (!recipe_text) return std::unexpected(recipe_text.error());
   hash.update(*recipe_text);
-  hash.update(fmt::format("\nplan {} {}\n", plan.id, plan.platform.str()));
-  for (const auto& [k, v] : plan.annotations) hash.update(fmt::format("a {}={}\n", k, v));
-  for (const auto& [k, v] : plan.env) hash.update(fmt::format("e {}={}\n", k, v));
-  for (const auto& [k, v] : plan.variables) hash.update(fmt::format("v {}={}\n", k, v));
-  for (const auto& t : plan.gpu_targets) hash.update(fmt::format("g {}\n", t));
+  hash.update(fmt::format("\nvariant {} {}\n", variant.id, variant.platform.str()));
+  for (const auto& [k, v] : variant.annotations) hash.update(fmt::format("a {}={}\n", k, v));
+  hash.update(fmt::format("e NVIDIA_REQUIRE_CUDA={}\n", variant.nvidia_require_cuda));
+  for (const auto& [k, v] : variant.variables) hash.update(fmt::format("v {}={}\n", k, v));
+  for (const auto& t : variant.gpu_targets) hash.update(fmt::format("g {}\n", t.name()));
   hash.update(fmt::format("settings {} {} {} {}\n", oci::compression_name(settings.compression.compression),
                           settings.compression.level, settings.compression.gzip_block_size,
                           settings.source_date_epoch));
 
   // ${out} stays unset: a source that depends on it is the build's own output, hashed through its inputs.
-  auto variables = plan.variables;
-  variables["variant"] = plan.id;
+  auto variables = variant.variables;
   const auto resolve = [&](const recipe::LocatedString& text) -> Result<std::optional<fs::path>> {
     if (text.value.find("${out}") != std::string::npos) return std::optional<fs::path>();
     auto value = recipe::substitute(text, variables);

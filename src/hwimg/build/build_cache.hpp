@@ -13,7 +13,7 @@ namespace hwimg::build {
 // A digest of everything that determines the variant's image: hwimg's version, the recipe file, the
 // variant plan, the settings, the base image, and the metadata (path, size, mtime, mode) of every
 // file under the build workdir and under layer sources that do not come from the build.
-[[nodiscard]] Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan,
+[[nodiscard]] Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix::Variant& variant,
                                                     const BuildSettings& settings);
 
 // The cached result for `key` in the layout at `output`, when it and all its blobs are still there.

@@ -10,9 +10,10 @@
 #include <optional>
 
 #include "hwimg/build/base_image.hpp"
-#include "hwimg/build/variant_plan.hpp"
+#include "hwimg/matrix/variant.hpp"
 #include "hwimg/oci/layer_writer.hpp"
 #include "hwimg/recipe/recipe.hpp"
+#include "hwimg/recipe/variables.hpp"
 
 namespace hwimg::build {
 
@@ -45,7 +46,7 @@ private:
 // leaves nothing behind.
 using LayoutProvider = std::function<Result<oci::Layout>()>;
 
-[[nodiscard]] Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPlan& plan,
+[[nodiscard]] Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const matrix::Variant& variant,
                                                  const BuildSettings& settings, const LayoutProvider& layout,
                                                  LayerMemo& memo);
 
