@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hwimg/build/variant_builder.hpp"
+#include "hwimg/matrix/expand.hpp"
 
 namespace hwimg::build {
 
@@ -17,6 +18,7 @@ struct BuildRequest {
   std::string tag = "latest";
   unsigned jobs = 0;                 // variants built at once; 0: one per core
   std::vector<std::string> only;     // variant ids; empty: all
+  matrix::SkipUnsupported skip_unsupported = matrix::SkipUnsupported::no;
   oci::CompressionOptions compression;
   std::optional<std::string> source_date_epoch;  // the SOURCE_DATE_EPOCH text, if set
   Verbosity verbosity = Verbosity::quiet;

@@ -1,7 +1,9 @@
 #include "hwimg/build/variant_builder.hpp"
 
+#include <algorithm>
 #include <ctime>
 
+#include "hwimg/hw/fatbin_check.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/process.hpp"
 #include "hwimg/util/strings.hpp"
@@ -46,8 +48,8 @@ fs::path resolve_path(const std::string& text, const fs::path& base) {
   return (path.is_absolute() ? path : base / path).lexically_normal();
 }
 
-Result<void> run_build_step(const recipe::Recipe& recipe, const VariantPlan& plan, const recipe::Variables& variables,
-                            const BuildSettings& settings) {
+Result<void> run_build_step(const recipe::Recipe& recipe, const matrix::Variant& variant,
+                            const recipe::Variables& variables, const BuildSettings& settings) {
   const auto& step = *recipe.build;
   auto run = recipe::substitute(step.run, variables);
   if (!run) return std::unexpected(run.error());
@@ -61,7 +63,7 @@ Result<void> run_build_step(const recipe::Recipe& recipe, const VariantPlan& pla
   util::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-ec", *run};
   spec.working_directory = workdir;
-  spec.environment = recipe::variables_environment(variables);
+  spec.environment = matrix::build_environment(variant, variables.at("out"));
   spec.environment["SOURCE_DATE_EPOCH"] = std::to_string(settings.source_date_epoch);
   spec.echo_output = settings.verbosity == Verbosity::verbose;
   auto result = util::run_process(spec);
@@ -71,19 +73,19 @@ Result<void> run_build_step(const recipe::Recipe& recipe, const VariantPlan& pla
     for (const auto& line : util::split(util::tail_lines(result->output, 15), '\n')) {
       tail += "\n  | " + line;
     }
-    return fail("{}: build step of variant {} failed with exit status {}{}", step.run.location.str(), plan.id,
+    return fail("{}: build step of variant {} failed with exit status {}{}", step.run.location.str(), variant.id,
                 result->exit_status, result->output.empty() ? " and no output" : "; its last output:" + tail);
   }
   return {};
 }
 
 // Applies the recipe's config over the base image's.
-Result<oci::ImageConfig> make_config(const recipe::Recipe& recipe, const VariantPlan& plan, const BaseImage& base,
+Result<oci::ImageConfig> make_config(const recipe::Recipe& recipe, const matrix::Variant& variant, const BaseImage& base,
                                      const recipe::Variables& variables, const std::string& created) {
   oci::ImageConfig config = base.config;
-  config.os = plan.platform.os;
-  config.architecture = plan.platform.architecture;
-  config.variant = plan.platform.variant;
+  config.os = variant.platform.os;
+  config.architecture = variant.platform.architecture;
+  config.variant = variant.platform.variant;
   config.created = created;
   const auto& spec = recipe.config;
   const auto substitute_list = [&](const std::vector<recipe::LocatedString>& list) -> Result<std::vector<std::string>> {
@@ -112,15 +114,15 @@ Result<oci::ImageConfig> make_config(const recipe::Recipe& recipe, const Variant
     if (!text) return std::unexpected(text.error());
     config.set_env(name, *text);
   }
-  for (const auto& [name, value] : plan.env) {
-    config.set_env(name, value);
+  if (!variant.nvidia_require_cuda.empty()) {
+    config.set_env("NVIDIA_REQUIRE_CUDA", variant.nvidia_require_cuda);
   }
   for (const auto& [name, value] : spec.labels) {
     auto text = recipe::substitute(value, variables);
     if (!text) return std::unexpected(text.error());
     config.labels[name] = *text;
   }
-  for (const auto& [name, value] : plan.annotations) {
+  for (const auto& [name, value] : variant.annotations) {
     config.labels[name] = value;
   }
   const auto set_optional = [&](const std::optional<recipe::LocatedString>& item, std::string& field) -> Result<void> {
@@ -139,32 +141,53 @@ Result<oci::ImageConfig> make_config(const recipe::Recipe& recipe, const Variant
   return config;
 }
 
+struct PlannedLayer {
+  oci::LayerSource source;
+  bool variant_specific;
+};
+
+std::vector<fs::path> planned_sources(const std::vector<PlannedLayer>& planned) {
+  std::vector<fs::path> sources;
+  for (const auto& layer : planned) {
+    if (layer.variant_specific) sources.push_back(layer.source.from);
+  }
+  return sources;
+}
+
+// The device code the variant's own layers embed must be exactly what it declares and is labelled with.
+Result<void> check_device_code(const matrix::Variant& variant, const std::vector<fs::path>& sources) {
+  std::vector<hw::GpuTarget> found;
+  for (const auto& source : sources) {
+    auto scan = hw::scan_device_code(source);
+    if (!scan) return std::unexpected(scan.error().context(fmt::format("failed to check variant {}", variant.id)));
+    found.insert(found.end(), scan->targets.begin(), scan->targets.end());
+  }
+  std::ranges::sort(found);
+  const auto [first, last] = std::ranges::unique(found);
+  found.erase(first, last);
+  return hw::check_device_code(variant.id, variant.gpu_targets, found);
+}
+
 }  // namespace
 
-Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPlan& plan, const BuildSettings& settings,
+Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const matrix::Variant& variant, const BuildSettings& settings,
                                    const LayoutProvider& layout_provider, LayerMemo& memo) {
-  const auto context = fmt::format("failed to build variant {}", plan.id);
+  const auto context = fmt::format("failed to build variant {}", variant.id);
   auto scratch = util::TempDir::create(fs::temp_directory_path(), "hwimg-build-");
   if (!scratch) return std::unexpected(scratch.error().context(context));
   const auto out_dir = scratch->path() / "out";
   HWIMG_TRY(util::make_directories(out_dir));
-  auto variables = plan.variables;
-  variables["variant"] = plan.id;
-  variables["out"] = out_dir.string();
+  const recipe::Variables variables = matrix::build_variables(variant, out_dir);
 
   auto base_reference = recipe::substitute(recipe.base, variables);
   if (!base_reference) return std::unexpected(base_reference.error());
-  auto base = resolve_base(*base_reference, recipe.directory(), plan.platform);
+  auto base = resolve_base(*base_reference, recipe.directory(), variant.platform);
   if (!base) return std::unexpected(base.error().context(recipe.base.location.str()));
 
   if (recipe.build) {
-    HWIMG_TRY(run_build_step(recipe, plan, variables, settings));
+    HWIMG_TRY(run_build_step(recipe, variant, variables, settings));
   }
 
-  struct PlannedLayer {
-    oci::LayerSource source;
-    bool variant_specific;
-  };
   std::vector<PlannedLayer> planned;
   for (const auto& layer : recipe.layers) {
     auto from_text = recipe::substitute(layer.from, variables);
@@ -185,6 +208,10 @@ Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPl
     planned.push_back({{from, *to_text}, variant_specific});
   }
 
+  if (variant.uses_gpu()) {
+    HWIMG_TRY(check_device_code(variant, planned_sources(planned)));
+  }
+
   auto layout = layout_provider();
   if (!layout) return std::unexpected(layout.error());
   HWIMG_TRY(import_base_layers(*base, *layout));
@@ -193,7 +220,7 @@ Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPl
   oci::LayerOptions layer_options{settings.compression, settings.source_date_epoch};
   oci::Manifest manifest;
   manifest.layers = base->layers;
-  auto config = make_config(recipe, plan, *base, variables, created);
+  auto config = make_config(recipe, variant, *base, variables, created);
   if (!config) return std::unexpected(config.error());
   for (const auto& layer : planned) {
     const auto pack = [&] { return oci::write_layer(*layout, {layer.source}, layer_options); };
@@ -210,7 +237,7 @@ Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPl
   auto config_descriptor = layout->put_blob(oci::to_json(*config), oci::media_type::config);
   if (!config_descriptor) return std::unexpected(config_descriptor.error().context(context));
   manifest.config = *config_descriptor;
-  manifest.annotations = plan.annotations;
+  manifest.annotations = variant.annotations;
   manifest.annotations["org.opencontainers.image.created"] = created;
   for (const auto& [name, value] : recipe.annotations) {
     auto text = recipe::substitute(value, variables);
@@ -223,9 +250,9 @@ Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPl
   }
   auto manifest_descriptor = layout->put_blob(oci::to_json(manifest), oci::media_type::manifest);
   if (!manifest_descriptor) return std::unexpected(manifest_descriptor.error().context(context));
-  manifest_descriptor->platform = plan.platform;
-  manifest_descriptor->annotations = plan.annotations;
-  return BuiltVariant{plan.id, *manifest_descriptor};
+  manifest_descriptor->platform = variant.platform;
+  manifest_descriptor->annotations = variant.annotations;
+  return BuiltVariant{variant.id, *manifest_descriptor};
 }
 
 }  // namespace hwimg::build

@@ -10,9 +10,10 @@
 #include <optional>
 
 #include "hwimg/build/base_image.hpp"
-#include "hwimg/build/variant_plan.hpp"
+#include "hwimg/matrix/variant.hpp"
 #include "hwimg/oci/layer_writer.hpp"
 #include "hwimg/recipe/recipe.hpp"
+#include "hwimg/recipe/variables.hpp"
 
 namespace hwimg::build {
 
@@ -27,6 +28,7 @@ struct BuildSettings {
 struct BuiltVariant {
   std::string id;
   oci::Descriptor manifest;  // with platform and annotations, as the index lists it
+  bool reused = false;       // unchanged since the last build into this layout
 };
 
 // Shares packed layers between variants of one build (same source, destination and settings).
@@ -44,7 +46,7 @@ private:
 // leaves nothing behind.
 using LayoutProvider = std::function<Result<oci::Layout>()>;
 
-[[nodiscard]] Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPlan& plan,
+[[nodiscard]] Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const matrix::Variant& variant,
                                                  const BuildSettings& settings, const LayoutProvider& layout,
                                                  LayerMemo& memo);
 

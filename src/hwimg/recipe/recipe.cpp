@@ -44,6 +44,9 @@ Result<std::vector<LayerSpec>> parse_layers(const YAML::Node& node, const std::f
   if (!node.IsSequence()) {
     return fail("{}: expected a list of {{from, to}} maps for \"layers\"", yaml::location_of(node, file).str());
   }
+  if (node.size() == 0) {
+    return fail("{}: expected at least one {{from, to}} map in \"layers\"", yaml::location_of(node, file).str());
+  }
   std::vector<LayerSpec> layers;
   for (const auto& item : node) {
     HWIMG_TRY(yaml::expect_map(item, "layers[]", file));

@@ -90,16 +90,4 @@ Result<void> check_variables(const Recipe& recipe) {
   return {};
 }
 
-std::map<std::string, std::string> variables_environment(const Variables& variables) {
-  std::map<std::string, std::string> environment;
-  for (const auto& [name, value] : variables) {
-    std::string env_name = "HWIMG_";
-    for (const char c : name) {
-      env_name += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    }
-    environment[env_name] = value;
-  }
-  return environment;
-}
-
 }  // namespace hwimg::recipe

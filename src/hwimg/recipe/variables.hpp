@@ -19,7 +19,4 @@ using Variables = std::map<std::string, std::string>;
 // Checks every ${...} in the recipe names a known variable, before anything is built.
 [[nodiscard]] Result<void> check_variables(const Recipe& recipe);
 
-// Variables as environment for the build step: ${cpu.march} -> HWIMG_CPU_MARCH.
-[[nodiscard]] std::map<std::string, std::string> variables_environment(const Variables& variables);
-
 }  // namespace hwimg::recipe

@@ -1,6 +1,7 @@
 #include "hwimg/recipe/yaml_reader.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "hwimg/util/strings.hpp"
 
@@ -28,8 +29,15 @@ SourceLocation location_of(const YAML::Node& node, const std::filesystem::path& 
 Result<void> check_keys(const YAML::Node& map, std::initializer_list<std::string_view> allowed,
                         std::string_view where, const std::filesystem::path& file) {
   std::vector<std::string> names(allowed.begin(), allowed.end());
+  std::map<std::string, SourceLocation> seen;
   for (const auto& item : map) {
     const auto key = item.first.Scalar();
+    const auto at = location_of(item.first, file);
+    // yaml-cpp keeps both copies of a repeated key; the image would silently use one of them.
+    if (const auto [it, inserted] = seen.emplace(key, at); !inserted) {
+      return fail("{}: duplicate key \"{}\" in {} (first at {}:{})", at.str(), key, where, it->second.line,
+                  it->second.column);
+    }
     if (std::ranges::find(names, key) == names.end()) {
       return fail("{}: unknown key \"{}\" in {}{}", location_of(item.first, file).str(), key, where,
                   util::did_you_mean(key, names));
