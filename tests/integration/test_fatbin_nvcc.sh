@@ -72,10 +72,15 @@ step "device-link stubs for targets no object has are not listed"
   -gencode arch=compute_90,code=sm_90
 expect_targets "$TEST_TMP/linked" sm_80
 
-step "relocatable device code and fully compressed fatbins"
+step "relocatable device code: the linked SASS runs, the kept -rdc PTX does not; a -dc object lists both"
 # shellcheck disable=SC2046
 "$NVCC" -rdc=true -o "$TEST_TMP/rdc" "$TEST_TMP/k.cu" $(gencode sm_120 compute_120)
-expect_targets "$TEST_TMP/rdc" sm_120 compute_120
+expect_targets "$TEST_TMP/rdc" sm_120
+# shellcheck disable=SC2046
+"$NVCC" -dc -o "$TEST_TMP/dc.o" "$TEST_TMP/k.cu" $(gencode sm_120 compute_120)
+expect_targets "$TEST_TMP/dc.o" sm_120 compute_120
+
+step "fully compressed fatbins (zstd and LZ4)"
 # shellcheck disable=SC2046
 "$NVCC" -o "$TEST_TMP/zstd" "$TEST_TMP/k.cu" -Xfatbin -compress-all $(gencode sm_80 sm_90a compute_90)
 expect_targets "$TEST_TMP/zstd" sm_80 sm_90a compute_90
@@ -107,14 +112,19 @@ for i in $(seq 0 $((count - 1))); do
   "$LISTER" --check "$id" "$targets" "$TEST_TMP/$id/bin"
 done
 
+# cuobjdump --list-elf names family cubins without their f (sm_100f -> "sm_100.cubin"; the f is only
+# in the fatbin entry's flags), PTX files as "sm_XY.ptx", and lists device-link stubs.
+cuobjdump_targets() {
+  (cuobjdump --list-elf --list-ptx "$1" 2>/dev/null || true) | grep -E '^(ELF|PTX) file' | awk '{print $NF}' \
+    | sed -E 's/^.*\.([0-9]+)\.//; s/^sm_(.*)\.ptx$/compute_\1/; s/\.cubin$//' | sort -u | tr '\n' ' '
+}
 if command -v cuobjdump >/dev/null 2>&1; then
   step "the reader agrees with cuobjdump"
-  for file in "$TEST_TMP"/all "$TEST_TMP"/*.o "$TEST_TMP"/linked "$TEST_TMP"/rdc "$TEST_TMP"/zstd "$TEST_TMP"/lz4; do
-    theirs=$( (cuobjdump --list-elf --list-ptx "$file" 2>/dev/null || true) | grep -oE '\.(sm|compute)_[0-9]+[af]?\.(cubin|ptx)' \
-      | sed -E 's/^\.//; s/\.(cubin|ptx)$//' | sort -u | tr '\n' ' ')
-    ours=$("$LISTER" "$file" | cut -d: -f2- | sorted)
-    echo "$(basename "$file"): ours [$ours] cuobjdump [$theirs]"
+  for file in "$TEST_TMP"/all "$TEST_TMP"/*.o "$TEST_TMP"/rdc "$TEST_TMP"/zstd "$TEST_TMP"/lz4; do
+    ours=$("$LISTER" "$file" | cut -d: -f2- | sed -E 's/(sm_[0-9]+)f/\1/g' | sorted)
+    assert_eq "$ours" "$(cuobjdump_targets "$file")" "cuobjdump's list for $(basename "$file")"
   done
+  assert_eq "sm_80 sm_90 " "$(cuobjdump_targets "$TEST_TMP/linked")" "cuobjdump lists the stub of linked"
 else
   echo "cuobjdump not installed here: comparison with it skipped"
 fi

@@ -68,39 +68,56 @@ Bytes container(const std::vector<Bytes>& entries) {
   return bytes;
 }
 
-// A minimal ELF64 file: sections null, .shstrtab and `section` holding `contents` at offset 128.
-Bytes elf_with(const Bytes& contents, std::string_view section = ".nv_fatbin", std::uint16_t machine = 62,
-               std::uint32_t flags = 0) {
-  const std::string names = std::string("\0.shstrtab\0", 11) + std::string(section) + '\0';
+// A minimal ELF64 file: a null section, .shstrtab at offset 64, then each named section's contents
+// from offset 128 on, 8-byte aligned, then the section header table.
+Bytes elf_sections(const std::vector<std::pair<std::string, Bytes>>& sections, std::uint16_t machine = 62,
+                   std::uint32_t flags = 0) {
+  std::string names("\0.shstrtab\0", 11);
+  std::vector<std::size_t> name_offsets;
+  for (const auto& section : sections) {
+    name_offsets.push_back(names.size());
+    names += section.first + '\0';
+  }
   Bytes bytes(64);
   std::memcpy(bytes.data(), "\x7f" "ELF\x02\x01\x01", 7);
   put<std::uint8_t>(bytes, 8, 8);
   put<std::uint16_t>(bytes, 16, 2);
   put<std::uint16_t>(bytes, 18, machine);
   put<std::uint32_t>(bytes, 48, flags);
-  const std::size_t names_at = 64;
   for (const char c : names) {
     bytes.push_back(static_cast<std::byte>(c));
   }
   bytes.resize(128);
-  const std::size_t contents_at = 128;
-  bytes.insert(bytes.end(), contents.begin(), contents.end());
-  bytes.resize((bytes.size() + 7) / 8 * 8);
+  std::vector<std::size_t> offsets;
+  for (const auto& section : sections) {
+    offsets.push_back(bytes.size());
+    bytes.insert(bytes.end(), section.second.begin(), section.second.end());
+    bytes.resize((bytes.size() + 7) / 8 * 8);
+  }
   const auto table = bytes.size();
-  bytes.resize(table + 3 * 64);
+  const auto count = sections.size() + 2;
+  bytes.resize(table + count * 64);
   put<std::uint64_t>(bytes, 40, table);
   put<std::uint16_t>(bytes, 58, 64);
-  put<std::uint16_t>(bytes, 60, 3);
+  put<std::uint16_t>(bytes, 60, static_cast<std::uint16_t>(count));
   put<std::uint16_t>(bytes, 62, 1);
   put<std::uint32_t>(bytes, table + 64, 1);
   put<std::uint32_t>(bytes, table + 64 + 4, 3);
-  put<std::uint64_t>(bytes, table + 64 + 24, names_at);
+  put<std::uint64_t>(bytes, table + 64 + 24, 64);
   put<std::uint64_t>(bytes, table + 64 + 32, names.size());
-  put<std::uint32_t>(bytes, table + 128, 11);
-  put<std::uint32_t>(bytes, table + 128 + 4, 1);
-  put<std::uint64_t>(bytes, table + 128 + 24, contents_at);
-  put<std::uint64_t>(bytes, table + 128 + 32, contents.size());
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    const auto at = table + (i + 2) * 64;
+    put<std::uint32_t>(bytes, at, static_cast<std::uint32_t>(name_offsets[i]));
+    put<std::uint32_t>(bytes, at + 4, 1);
+    put<std::uint64_t>(bytes, at + 24, offsets[i]);
+    put<std::uint64_t>(bytes, at + 32, sections[i].second.size());
+  }
   return bytes;
+}
+
+Bytes elf_with(const Bytes& contents, const std::string& section = ".nv_fatbin", std::uint16_t machine = 62,
+               std::uint32_t flags = 0) {
+  return elf_sections({{section, contents}}, machine, flags);
 }
 
 std::vector<std::string> listed(const Bytes& bytes) { return list_device_code(bytes, "test.bin").value(); }
@@ -148,6 +165,15 @@ TEST_CASE("several containers with zero padding between them, and __nv_relfatbin
   CHECK(listed(elf_with(first)) == std::vector<std::string>{"sm_80", "compute_90"});
   CHECK(listed(elf_with(second, "__nv_relfatbin")) == std::vector<std::string>{"compute_90"});
   CHECK(listed(elf_with(second, ".data")).empty());
+}
+
+TEST_CASE("__nv_relfatbin counts only in files without .nv_fatbin") {
+  // An -rdc executable: the linked SASS in .nv_fatbin, the relocatable objects and PTX beside it.
+  const auto executable = elf_sections({{".nv_fatbin", container({entry(spec(2, 120))})},
+                                        {"__nv_relfatbin", container({entry(spec(1, 120)), entry(spec(2, 120))})}});
+  const auto relocatable = elf_with(container({entry(spec(1, 120))}), "__nv_relfatbin");
+  CHECK(listed(executable) == std::vector<std::string>{"sm_120"});
+  CHECK(listed(relocatable) == std::vector<std::string>{"compute_120"});
 }
 
 TEST_CASE("an uncompressed cubin must agree with its entry; device-link stubs are not listed") {

@@ -184,9 +184,14 @@ Result<std::vector<FatbinEntry>> read_fatbin_entries(std::span<const std::byte> 
   if (!sections) {
     return std::unexpected(sections.error());
   }
+  // What the runtime loads is in .nv_fatbin; __nv_relfatbin keeps the -rdc objects for a later
+  // device link (an executable's PTX there can never be JIT-compiled), so it counts only in files
+  // that have nothing else, such as `nvcc -dc` objects.
+  const bool loadable = std::ranges::any_of(*sections, [](const ElfSection& s) { return s.name == ".nv_fatbin"; });
+  const std::string_view wanted = loadable ? ".nv_fatbin" : "__nv_relfatbin";
   std::vector<FatbinEntry> entries;
   for (const auto& section : *sections) {
-    if ((section.name != ".nv_fatbin" && section.name != "__nv_relfatbin") || section.type == elf_section_nobits) {
+    if (section.name != wanted || section.type == elf_section_nobits) {
       continue;
     }
     auto found = parse_fatbin(elf.subspan(section.offset, section.size), section.offset, name);

@@ -35,8 +35,9 @@ struct FatbinEntry {
 [[nodiscard]] Result<std::vector<FatbinEntry>> parse_fatbin(std::span<const std::byte> data,
                                                             std::uint64_t base_offset, std::string_view name);
 
-// Every entry of the `.nv_fatbin` and `__nv_relfatbin` sections of an ELF file (none when it has
-// neither).
+// Every entry of the `.nv_fatbin` sections of an ELF file: the device code the CUDA runtime loads.
+// Only a file without one (an `nvcc -dc` object) is read from `__nv_relfatbin` instead, whose -rdc
+// objects an executable keeps for device linking but never loads. None when it has neither.
 [[nodiscard]] Result<std::vector<FatbinEntry>> read_fatbin_entries(std::span<const std::byte> elf,
                                                                    std::string_view name);
 
