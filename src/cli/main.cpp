@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   cli::Action action;
+  cli::add_build_command(app, action);
+  cli::add_inspect_command(app, action);
+  cli::add_probe_command(app, action);
   cli::add_matrix_command(app, action);
 
   try {

@@ -147,6 +147,12 @@ const std::vector<Row>& named_rows() {
   return rows;
 }
 
+void add_ancestor(CpuTarget& target, std::string_view name) {
+  if (std::ranges::find(target.ancestors, name) == target.ancestors.end()) {
+    target.ancestors.push_back(name);
+  }
+}
+
 CpuTarget level_target(X86Level level) {
   static constexpr std::string_view names[] = {"x86-64-v1", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
   static constexpr std::string_view flags[] = {
@@ -159,6 +165,9 @@ CpuTarget level_target(X86Level level) {
   target.level = level;
   if (level != X86Level::v1) {
     target.parents = {names[n - 1]};
+    for (std::size_t k = n; k-- > 0;) {
+      target.ancestors.push_back(names[k]);
+    }
     for (int k = 2; k <= x86_level_number(level); ++k) {
       for (const auto feature : x86_level_added_features(static_cast<X86Level>(k))) {
         target.features.emplace(feature);
@@ -186,6 +195,10 @@ std::vector<CpuTarget> build_table() {
     for (const auto parent : row.parents) {
       const auto it = std::ranges::find(table, parent, &CpuTarget::name);
       target.features.insert(it->features.begin(), it->features.end());
+      add_ancestor(target, parent);
+      for (const auto name : it->ancestors) {
+        add_ancestor(target, name);
+      }
     }
     for (const auto feature : row.added) {
       target.features.emplace(feature);
@@ -206,15 +219,6 @@ bool deeper(const CpuTarget& a, const CpuTarget& b) {
   const auto depth_a = ancestor_count(a);
   const auto depth_b = ancestor_count(b);
   return depth_a != depth_b ? depth_a > depth_b : a.features.size() > b.features.size();
-}
-
-void collect_ancestors(const CpuTarget& target, std::vector<std::string_view>& seen) {
-  for (const auto parent : target.parents) {
-    if (std::ranges::find(seen, parent) == seen.end()) {
-      seen.push_back(parent);
-      collect_ancestors(*find_cpu_target(parent), seen);
-    }
-  }
 }
 
 }  // namespace
@@ -243,18 +247,11 @@ std::vector<std::string> cpu_target_names() {
 }
 
 bool descends_from(const CpuTarget& target, std::string_view ancestor) {
-  if (target.name == ancestor) {
-    return true;
-  }
-  std::vector<std::string_view> seen;
-  collect_ancestors(target, seen);
-  return std::ranges::find(seen, ancestor) != seen.end();
+  return target.name == ancestor || std::ranges::find(target.ancestors, ancestor) != target.ancestors.end();
 }
 
 std::size_t ancestor_count(const CpuTarget& target) {
-  std::vector<std::string_view> seen;
-  collect_ancestors(target, seen);
-  return seen.size();
+  return target.ancestors.size();
 }
 
 std::optional<std::string> gcc_flags(const CpuTarget& target, int gcc_major, int gcc_minor) {

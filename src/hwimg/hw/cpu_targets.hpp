@@ -25,6 +25,7 @@ struct CpuTarget {
   std::string_view vendor;       // NFD spelling ("Intel", "AMD", "ARM", ...) or "generic"
   std::string_view cpu_part;     // aarch64 MIDR part ("0xd0c"), empty when not tied to one
   std::vector<std::string_view> parents;
+  std::vector<std::string_view> ancestors;  // every transitive parent, nearest first
   FeatureSet features;           // full list, inherited features included, /proc/cpuinfo names
   X86Level level = X86Level::v1; // psABI level the features imply (amd64 only)
   std::vector<GccFlags> gcc;     // newest first
