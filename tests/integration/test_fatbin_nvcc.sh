@@ -15,7 +15,7 @@ CORE="$HWIMG_BUILD_DIR/libhwimg_core.a"
 step "build the lister against libhwimg_core.a"
 LISTER=$TEST_TMP/list_device_code
 g++ -std=c++23 -O1 -I"$HWIMG_SOURCE_DIR/src" "$HWIMG_SOURCE_DIR/tests/data/fatbin/list_device_code.cpp" "$CORE" \
-  -lfmt -o "$LISTER"
+  -lfmt -lzstd -o "$LISTER"
 
 cat >"$TEST_TMP/k.cu" <<'CU'
 #include <cstdio>
@@ -79,6 +79,11 @@ expect_targets "$TEST_TMP/rdc" sm_120
 # shellcheck disable=SC2046
 "$NVCC" -dc -o "$TEST_TMP/dc.o" "$TEST_TMP/k.cu" $(gencode sm_120 compute_120)
 expect_targets "$TEST_TMP/dc.o" sm_120 compute_120
+
+step "device-link stubs are recognised inside compressed fatbins too"
+"$NVCC" -o "$TEST_TMP/linkedz" "$TEST_TMP/only80.o" -Xfatbin -compress-all -gencode arch=compute_80,code=sm_80 \
+  -gencode arch=compute_90,code=sm_90
+expect_targets "$TEST_TMP/linkedz" sm_80
 
 step "fully compressed fatbins (zstd and LZ4)"
 # shellcheck disable=SC2046
