@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   cli::Action action;
+  cli::add_push_command(app, action);
+  cli::add_tag_command(app, action);
+  cli::add_login_command(app, action);
 
   try {
     app.parse(argc, argv);
