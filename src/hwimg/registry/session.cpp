@@ -280,6 +280,13 @@ Result<void> Session::authorize(const std::string& registry, const Scopes& scope
   with_authorization(m_registries.at(registry), scopes, false, [&out](auto r) { out = std::move(r); });
   if (auto r = m_transport.run(); !r) return r;
   if (!*out) return std::unexpected(out->error());
+  // Basic credentials are checked once here, so parallel requests do not all fail with them.
+  const auto& challenge = m_registries.at(registry).challenge;
+  if (challenge && challenge->scheme == "basic") {
+    auto check = exchange_now(registry, Request{Method::get, "/v2/"}, scopes, Retry::safe);
+    if (!check) return std::unexpected(check.error());
+    if (!check->ok() || check->status != 200) return fail("failed to connect to {}: {}", registry, describe(*check));
+  }
   return {};
 }
 
