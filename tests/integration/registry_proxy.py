@@ -56,6 +56,12 @@ def main():
             return "http://%s:%d" % self.server.server_address[:2]
 
         def handle_any(self):
+            try:
+                self.forward()
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+        def forward(self):
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             with lock:
@@ -84,7 +90,8 @@ def main():
                 if fault == "503":
                     self.send_header("Retry-After", "0")
                 self.end_headers()
-                self.wfile.write(payload)
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
                 return
             upstream = http.client.HTTPConnection(host, int(port), timeout=60)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
@@ -124,7 +131,11 @@ def main():
 
         do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(http.server.ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            pass  # clients that hang up mid-request are part of the test
+
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))

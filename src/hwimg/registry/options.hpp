@@ -16,7 +16,7 @@ struct ClientOptions {
   unsigned jobs = 4;                        // parallel blob uploads
   std::filesystem::path docker_config_dir;  // empty: $DOCKER_CONFIG or ~/.docker
   std::uint64_t chunk_size = 64ull << 20;   // blobs above this go up in PATCH chunks of this size
-  unsigned max_attempts = 6;                // per request (or per blob upload) on transient failures
+  unsigned max_attempts = 8;                // per request (or per blob upload) on transient failures
   ProgressDisplay progress = ProgressDisplay::automatic;  // on a terminal only
 };
 

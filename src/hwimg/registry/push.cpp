@@ -131,7 +131,11 @@ private:
           return blob_failed(job, fmt::format("the registry holds it with size {}, the layout says {}", *length,
                                               job.blob.size));
         }
-        ++m_summary.blobs_present;
+        if (job.attempt > 0) {
+          count_upload(job);
+        } else {
+          ++m_summary.blobs_present;
+        }
         return blob_done();
       }
       if (r.ok() && r.status == 404) return start_upload(job);
@@ -206,6 +210,11 @@ private:
     });
   }
 
+  void count_upload(const BlobJob& job) {
+    ++m_summary.blobs_uploaded;
+    m_summary.bytes_uploaded += static_cast<std::uint64_t>(job.blob.size);
+  }
+
   std::optional<std::string> corruption(BlobJob& job) {
     if (job.hashed != static_cast<std::uint64_t>(job.blob.size)) return std::nullopt;
     auto copy = std::exchange(job.hasher, oci::Sha256());
@@ -220,23 +229,28 @@ private:
       if (const auto digest = r.header("docker-content-digest"); digest && *digest != job.blob.digest.str()) {
         return blob_failed(job, fmt::format("the registry stored it as {}", *digest));
       }
-      ++m_summary.blobs_uploaded;
-      m_summary.bytes_uploaded += static_cast<std::uint64_t>(job.blob.size);
+      count_upload(job);
       return blob_done();
     }
     if (auto corrupt = corruption(job)) return blob_failed(job, *corrupt);
     retry_or_fail(job, r);
   }
 
-  // An upload session cannot be resumed reliably (distribution 2.8.2), so a failed upload starts over.
+  // An upload session cannot be resumed reliably (distribution 2.8.2), so a failed upload starts
+  // over from the HEAD: the lost answer may have been the 201 of a finished upload, and libcurl
+  // itself re-sends a request once when a reused connection dies, which then finds the session gone.
   void retry_or_fail(BlobJob& job, const Response& r) {
-    if (!is_transient(r) || job.attempt + 1 >= m_session.options().max_attempts) return blob_failed(job, describe(r));
+    const bool session_lost = r.ok() && r.status == 404 && (r.body.find("BLOB_UPLOAD_UNKNOWN") != std::string::npos ||
+                                                            r.body.find("BLOB_UPLOAD_INVALID") != std::string::npos);
+    if (!(is_transient(r) || session_lost) || job.attempt + 1 >= m_session.options().max_attempts) {
+      return blob_failed(job, describe(r));
+    }
     const auto delay = backoff_delay(r, job.attempt++, m_session.random());
     if (m_session.options().verbose) {
       fmt::print(stderr, "hwimg: restarting upload of {} in {} ms ({})\n", job.blob.digest.short_hex(), delay.count(),
                  describe(r));
     }
-    m_session.transport().after(delay, [this, &job] { start_upload(job); });
+    m_session.transport().after(delay, [this, &job] { check_blob(job); });
   }
 
   // ---- manifests ----
