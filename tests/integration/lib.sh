@@ -10,7 +10,7 @@ cleanup_hooks=()
 on_exit() { # runs registered cleanups in reverse order, then removes the scratch directory
   local i
   for ((i = ${#cleanup_hooks[@]} - 1; i >= 0; i--)); do eval "${cleanup_hooks[$i]}" || true; done
-  [ -n "${KEEP_TEST_TMP:-}" ] || rm -rf "$TEST_TMP"
+  rm -rf "$TEST_TMP"
 }
 trap on_exit EXIT
 add_cleanup() { cleanup_hooks+=("$1"); }
