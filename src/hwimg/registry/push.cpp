@@ -36,7 +36,7 @@ public:
 
   Result<PushSummary> run() {
     const auto& registry = m_destination.registry;
-    if (auto r = m_session.connect(registry); !r) return std::unexpected(r.error());
+    if (auto r = m_session.connect(registry, Probe::ping); !r) return std::unexpected(r.error());
     std::set<std::string> sources;
     for (const auto& blob : m_plan.blobs) {
       auto& job = m_jobs.emplace_back();
