@@ -211,16 +211,34 @@ skopeo copy -q --dest-decompress "oci:$ZSTD:z-$VARIANT" "dir:$TEST_TMP/decompres
 assert_eq "$(jq -c '.rootfs.diff_ids' <<<"$ZSTD_CONFIG")" \
   "$(jq -c '[.layers[].digest]' "$TEST_TMP/decompressed-zstd/manifest.json")" "skopeo's DiffIDs of the zstd layers"
 
-step "the stencil example"
+step "the stencil example: one variant per CPU level, the shared data layer stored once"
 require_tool g++
 STENCIL=$WORK/stencil
 "$HWIMG" build "$HWIMG_SOURCE_DIR/recipes/stencil.yaml" -o "$STENCIL" --tag 1.0 >/dev/null
-RUN=$(run_image "$STENCIL" "1.0-$VARIANT" stencil '["/opt/stencil/bin/stencil", "--size", "64", "--sweeps", "4"]')
-assert_eq "stencil: built for x86-64-v1 (variant $VARIANT)" "$(sed -n 1p <<<"$RUN")" "stencil line 1"
-# The same static binary run on the host gives the checksum to expect.
-NATIVE=$(HWIMG_VARIANT=$VARIANT "$TEST_TMP/bundle-stencil/rootfs/opt/stencil/bin/stencil" --size 64 --sweeps 4)
-assert_contains "$(sed -n 2p <<<"$RUN")" "stencil: 64x64 grid, 4 sweeps, checksum " "stencil line 2"
-assert_eq "$(sed -n 2p <<<"$NATIVE")" "$(sed -n 2p <<<"$RUN")" "stencil checksum in the container"
-assert_eq 5 "$(ls "$STENCIL/blobs/sha256" | wc -l)" "stencil blobs: index, manifest, config, two layers"
+STENCIL_INDEX=$(skopeo inspect --raw "oci:$STENCIL:1.0")
+assert_eq "cpu-x86-64-v1: cpu-x86-64-v2:v2 cpu-x86-64-v3:v3 cpu-x86-64-v4:v4 cpu-zen4:v4" \
+  "$(jq -r '[.manifests[] | .annotations["org.hwimg.variant"] + ":" + (.platform.variant // "")] | join(" ")' <<<"$STENCIL_INDEX")" \
+  "stencil variants and platform variants"
+STENCIL_LAYERS=$(for id in $(jq -r '.manifests[].annotations["org.hwimg.variant"]' <<<"$STENCIL_INDEX"); do
+  layer_digests "$STENCIL" "1.0-$id" | paste -sd' '
+done)
+assert_eq 5 "$(cut -d' ' -f1 <<<"$STENCIL_LAYERS" | sort -u | wc -l)" "distinct program layers"
+assert_eq 1 "$(cut -d' ' -f2 <<<"$STENCIL_LAYERS" | sort -u | wc -l)" "distinct data layers"
+assert_eq 17 "$(ls "$STENCIL/blobs/sha256" | wc -l)" "stencil blobs: index, 5 x (manifest, config, program), data once"
+# The baseline runs everywhere; the highest level this host has shows the per-level build.
+host_has() { local flag; for flag in "$@"; do grep -qw "$flag" /proc/cpuinfo || return 1; done; }
+LEVELS=(x86-64-v1)
+host_has cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 && LEVELS+=(x86-64-v2)
+host_has cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave && LEVELS+=(x86-64-v3)
+host_has cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave \
+  avx512f avx512bw avx512cd avx512dq avx512vl && LEVELS+=(x86-64-v4)
+for level in x86-64-v1 "${LEVELS[-1]}"; do
+  RUN=$(run_image "$STENCIL" "1.0-cpu-$level" "stencil-$level" '["/opt/stencil/bin/stencil", "--size", "64", "--sweeps", "4"]')
+  assert_eq "stencil: built for $level (variant cpu-$level)" "$(sed -n 1p <<<"$RUN")" "stencil $level line 1"
+  # The same static binary run on the host gives the checksum to expect.
+  NATIVE=$(HWIMG_VARIANT=cpu-$level "$TEST_TMP/bundle-stencil-$level/rootfs/opt/stencil/bin/stencil" --size 64 --sweeps 4)
+  assert_contains "$(sed -n 2p <<<"$RUN")" "stencil: 64x64 grid, 4 sweeps, checksum " "stencil $level line 2"
+  assert_eq "$(sed -n 2p <<<"$NATIVE")" "$(sed -n 2p <<<"$RUN")" "stencil $level checksum in the container"
+done
 
 echo "PASS"
