@@ -78,11 +78,15 @@ run_image() {
   add_cleanup "runc delete --force $id >/dev/null 2>&1"
   runc run --bundle "$bundle" "$id" </dev/null || fail "runc run $1:$2 exited with status $?"
 }
-# rerun LAYOUT TAG RECIPE: the same build again must complete, with both tags resolving.
+# rerun LAYOUT TAG RECIPE: the same build again must complete, with both tags resolving, and
+# clear what killed writers left (temporary files named .NAME.tmp-PID-...).
 rerun() {
   "$HWIMG" build "$3" -o "$1" --tag "$2" >/dev/null || fail "rerun into $1 failed"
   check_layout "$1"
   [ -n "$(tag_digest "$1" "$2")" ] && [ -n "$(tag_digest "$1" "$2-$VARIANT")" ] || fail "$1: rerun left no tag $2"
+  local left
+  left=$(cd "$1" && find . -name '.*.tmp-*' | sort | paste -sd' ')
+  [ -z "$left" ] || fail "$1: temporary files of killed builds left after a rerun: $left"
 }
 
 step "three builds into one layout at once"
@@ -100,6 +104,7 @@ assert_eq "one one-$VARIANT three three-$VARIANT two two-$VARIANT" "$(tags_of "$
   "tags after parallel builds"
 check_layout "$SHARED"
 assert_eq "$(tag_digest "$SHARED" two)" "$(tag_digest "$SHARED" three)" "two builds of one recipe give one index"
+assert_eq "" "$(cd "$SHARED" && find . -name '.*.tmp-*')" "temporary files after the parallel builds"
 assert_eq "hello from $VARIANT: default-arg
 greetings from the data layer" "$(run_image "$SHARED" "one-$VARIANT" one)" "output of tag one"
 assert_eq "hello from $VARIANT: bulk
@@ -139,7 +144,8 @@ for i in $(seq 1 10); do
   kill -KILL -- "-$pid" 2>/dev/null || true
   status=0
   { wait "$pid" || status=$?; } 2>/dev/null
-  echo "kill $i after ${ms} ms: exit status $status; tags: $(tags_of "$KILLED" | paste -sd' ')"
+  echo "kill $i after ${ms} ms: exit status $status; tags: $(tags_of "$KILLED" | paste -sd' ');" \
+    "temporary files: $(find "$KILLED" -name '.*.tmp-*' -printf '%P (%s bytes) ' 2>/dev/null)"
   point "random kill $i after $ms ms" check_killed "$KILLED"
 done
 rerun_and_run() {
