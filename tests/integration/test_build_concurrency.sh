@@ -75,7 +75,7 @@ run_image() {
   umoci unpack --image "$1:$2" "$bundle" >/dev/null || fail "umoci unpack $1:$2"
   jq '.process.terminal = false' "$bundle/config.json" >"$bundle/config.json.new"
   mv "$bundle/config.json.new" "$bundle/config.json"
-  add_cleanup "runc delete --force $id >/dev/null 2>&1"
+  # In the foreground, runc removes the container when its process exits.
   runc run --bundle "$bundle" "$id" </dev/null || fail "runc run $1:$2 exited with status $?"
 }
 # rerun LAYOUT TAG RECIPE: the same build again must complete, with both tags resolving, and
