@@ -13,11 +13,12 @@ readonly VARIANT=cpu-x86-64-v1
 WORK=$TEST_TMP/work
 mkdir -p "$WORK"
 cp -a "$HWIMG_SOURCE_DIR/tests/data/recipes/hello" "$WORK/hello"
-# Attributes git cannot carry: a private file owned by someone else (the layer must say 0/0), and a
-# payload of 3 MiB so the data layer spans several 1 MiB gzip blocks.
+# What git cannot carry: a private file owned by someone else (the layer must say 0/0), a hard
+# link, and a payload of 3 MiB so the data layer spans several 1 MiB gzip blocks.
 chmod 0600 "$WORK/hello/data/sub/secret.txt"
 chown 1234:1234 "$WORK/hello/data/sub/secret.txt"
 head -c 3145728 /dev/urandom >"$WORK/hello/data/payload.bin"
+ln "$WORK/hello/data/greeting.txt" "$WORK/hello/data/hardlink-to-greeting.txt"
 
 tag_digest() { # tag_digest LAYOUT TAG: the digest index.json gives TAG
   jq -r --arg t "$2" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' \
@@ -104,7 +105,7 @@ assert_eq '["/opt/hello/bin/hello"] ["default-arg"] ["HELLO_VARIANT=cpu-x86-64-v
   "$(jq -c '.config.Entrypoint, .config.Cmd, .config.Env' <<<"$CONFIG" | paste -sd' ')" "entrypoint, cmd, env"
 assert_eq "$CREATED $CREATED" "$(jq -r '[.history[].created] | join(" ")' <<<"$CONFIG")" "history times"
 
-step "layer contents: order, modes, symlinks, owner 0/0, mtime from SOURCE_DATE_EPOCH"
+step "layer contents: order, modes, symlinks, hard links, owner 0/0, mtime from SOURCE_DATE_EPOCH"
 mapfile -t LAYERS < <(layer_digests "$BASE" "base-$VARIANT")
 assert_eq 2 "${#LAYERS[@]}" "layer count"
 listing() { # mode owner date time name [-> target], without sizes
@@ -119,6 +120,7 @@ assert_eq "drwxr-xr-x 0/0  2023-11-14 22:13 opt/
 drwxr-xr-x 0/0  2023-11-14 22:13 opt/hello/
 drwxr-xr-x 0/0  2023-11-14 22:13 opt/hello/data/
 -rw-r--r-- 0/0  2023-11-14 22:13 opt/hello/data/greeting.txt
+hrw-r--r-- 0/0  2023-11-14 22:13 opt/hello/data/hardlink-to-greeting.txt link to opt/hello/data/greeting.txt
 lrwxrwxrwx 0/0  2023-11-14 22:13 opt/hello/data/link-to-greeting -> greeting.txt
 -rw-r--r-- 0/0  2023-11-14 22:13 opt/hello/data/payload.bin
 drwxr-xr-x 0/0  2023-11-14 22:13 opt/hello/data/sub/
@@ -151,6 +153,8 @@ ROOTFS=$TEST_TMP/bundle-hello/rootfs
 assert_eq hello "$(readlink "$ROOTFS/opt/hello/bin/hi")" "symlink target"
 assert_eq "750 0 0" "$(stat -c '%a %u %g' "$ROOTFS/opt/hello/bin/hello")" "program mode and owner"
 assert_eq "600 0 0" "$(stat -c '%a %u %g' "$ROOTFS/opt/hello/data/sub/secret.txt")" "private file mode and owner"
+assert_eq "$(stat -c %i "$ROOTFS/opt/hello/data/greeting.txt")" \
+  "$(stat -c %i "$ROOTFS/opt/hello/data/hardlink-to-greeting.txt")" "hard link unpacked as one inode"
 cmp "$WORK/hello/data/payload.bin" "$ROOTFS/opt/hello/data/payload.bin" || fail "payload differs after unpack"
 RUN=$(run_image "$BASE" "base-$VARIANT" hello-symlink '["/opt/hello/bin/hi", "through", "symlink"]')
 assert_eq "hello from $VARIANT: through symlink
