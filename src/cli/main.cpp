@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   cli::add_inspect_command(app, action);
   cli::add_probe_command(app, action);
   cli::add_matrix_command(app, action);
+  cli::add_push_command(app, action);
+  cli::add_tag_command(app, action);
+  cli::add_login_command(app, action);
 
   try {
     app.parse(argc, argv);
