@@ -7,11 +7,11 @@
 namespace hwimg::select {
 namespace {
 
-nlohmann::json platform_json(const std::optional<oci::Platform>& platform) {
+nlohmann::ordered_json platform_json(const std::optional<oci::Platform>& platform) {
   if (!platform) {
     return nullptr;
   }
-  nlohmann::json out{{"os", platform->os}, {"architecture", platform->architecture}};
+  nlohmann::ordered_json out{{"os", platform->os}, {"architecture", platform->architecture}};
   if (!platform->variant.empty()) {
     out["variant"] = platform->variant;
   }
@@ -36,17 +36,17 @@ std::string chosen_reference(const ImageSource& source, const Selection& selecti
 }
 
 std::string render_json(const ImageSource& source, const Selection& selection) {
-  nlohmann::json candidates = nlohmann::json::array();
+  nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < selection.verdicts.size(); ++i) {
     const auto& verdict = selection.verdicts[i];
     candidates.push_back({{"variant", verdict.requirements.name},
                           {"digest", source.candidates[i].descriptor.digest.str()},
                           {"platform", platform_json(verdict.requirements.platform)},
                           {"compatible", verdict.compatible()},
-                          {"rank", verdict.rank ? nlohmann::json(*verdict.rank) : nlohmann::json(nullptr)},
+                          {"rank", verdict.rank ? nlohmann::ordered_json(*verdict.rank) : nlohmann::ordered_json(nullptr)},
                           {"reasons", verdict.reasons}});
   }
-  nlohmann::json out{{"reference", nullptr}, {"digest", nullptr}, {"variant", nullptr}, {"candidates", candidates}};
+  nlohmann::ordered_json out{{"reference", nullptr}, {"digest", nullptr}, {"variant", nullptr}, {"candidates", candidates}};
   if (const auto* chosen = selection.chosen_verdict()) {
     out["reference"] = chosen_reference(source, selection);
     out["digest"] = source.candidates[*selection.chosen].descriptor.digest.str();

@@ -94,7 +94,12 @@ void check_cpu(const Requirements& req, const HostView& host, std::vector<std::s
       check_named_target(*target, host, reasons);
     }
   }
-  if (const auto missing = missing_from(req.cpu_features, host.features); !missing.empty()) {
+  // Features of the named target were judged with it; the annotation usually repeats them.
+  auto listed = req.cpu_features;
+  if (req.cpu_target != nullptr) {
+    std::erase_if(listed, [&](const std::string& f) { return req.cpu_target->features.contains(f); });
+  }
+  if (const auto missing = missing_from(listed, host.features); !missing.empty()) {
     reasons.push_back(fmt::format("needs CPU features {}; host ({}) does not have them", join_names(missing),
                                   host.cpu_name));
   }
