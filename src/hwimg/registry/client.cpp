@@ -45,7 +45,7 @@ struct Client::Impl {
   std::unique_ptr<Session> session;
 
   Result<void> connect(const Reference& ref) {
-    if (auto r = session->connect(ref.registry); !r) return std::unexpected(r.error());
+    if (auto r = session->connect(ref.registry, Probe::lazy); !r) return std::unexpected(r.error());
     return {};
   }
   Scopes pull(const Reference& ref) const { return {repository_scope(ref.repository, "pull")}; }
@@ -201,7 +201,7 @@ Result<oci::Digest> Client::tag(const Reference& source, const std::vector<std::
 
 Result<void> Client::check_login(const std::string& registry, const Credentials& credentials) {
   m_impl->session->use_credentials(registry, credentials);
-  if (auto r = m_impl->session->connect(registry); !r) return std::unexpected(r.error());
+  if (auto r = m_impl->session->connect(registry, Probe::ping); !r) return std::unexpected(r.error());
   auto response = expect_status(
       m_impl->session->exchange_now(registry, Request{Method::get, "/v2/"}, {}, Retry::safe), {200},
       fmt::format("log in to {}", registry));

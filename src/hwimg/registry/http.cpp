@@ -232,7 +232,8 @@ void Transport::submit(Request request, std::function<void(Response)> done) {
   set(e, CURLOPT_URL, t.request.url.c_str());
   set(e, CURLOPT_PROTOCOLS_STR, "http,https");
   set(e, CURLOPT_NOSIGNAL, 1L);
-  set(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  const bool bulk = t.request.channel == Channel::bulk;
+  set(e, CURLOPT_HTTP_VERSION, static_cast<long>(bulk ? CURL_HTTP_VERSION_1_1 : CURL_HTTP_VERSION_2TLS));
   set(e, CURLOPT_PIPEWAIT, 1L);
   set(e, CURLOPT_CONNECTTIMEOUT, static_cast<long>(o.connect_timeout.count()));
   set(e, CURLOPT_LOW_SPEED_LIMIT, 1L);

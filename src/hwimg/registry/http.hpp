@@ -28,6 +28,8 @@ struct FileBody {
   std::uint64_t length = 0;
 };
 
+enum class Channel { multiplexed, bulk };
+
 struct Request {
   Request() = default;
   Request(Method m, std::string u) : method(m), url(std::move(u)) {}
@@ -39,6 +41,9 @@ struct Request {
   std::optional<FileBody> file_body;  // used instead of `body` when set
   std::size_t max_response_body = std::size_t{1} << 20;
   bool follow_redirects = false;  // GET/HEAD only; Authorization is never sent to another host
+  // Bulk transfers go over their own HTTP/1.1 connections: on one multiplexed HTTP/2 connection
+  // the server decrypts and flow-controls every upload on a single stream of TLS records.
+  Channel channel = Channel::multiplexed;
   // Sees every chunk of a file body as curl reads it: (offset within the body, bytes).
   std::function<void(std::uint64_t, std::string_view)> on_body_read;
 };

@@ -36,7 +36,7 @@ public:
 
   Result<PushSummary> run() {
     const auto& registry = m_destination.registry;
-    if (auto r = m_session.connect(registry); !r) return std::unexpected(r.error());
+    if (auto r = m_session.connect(registry, Probe::ping); !r) return std::unexpected(r.error());
     std::set<std::string> sources;
     for (const auto& blob : m_plan.blobs) {
       auto& job = m_jobs.emplace_back();
@@ -170,6 +170,7 @@ private:
   Request data_request(BlobJob& job, Method method, std::string url, std::uint64_t offset, std::uint64_t length) {
     Request request{method, std::move(url)};
     request.headers.push_back("Content-Type: application/octet-stream");
+    request.channel = Channel::bulk;
     request.file_body = FileBody{m_blob_directory / job.blob.digest.hex(), offset, length};
     request.on_body_read = [this, &job, offset](std::uint64_t at, std::string_view data) {
       if (offset + at != job.hashed) return;  // re-sent bytes are hashed once

@@ -113,48 +113,55 @@ Result<std::unique_ptr<Session>> Session::create(ClientOptions options) {
   return std::unique_ptr<Session>(new Session(std::move(options), std::move(*transport)));
 }
 
-Result<std::string> Session::connect(const std::string& registry) {
-  if (const auto it = m_registries.find(registry); it != m_registries.end()) return it->second.base_url;
-  const auto host = host_of(registry);
-  const bool loopback = is_loopback_host(host);
+Session::RegistryState* Session::state_for(const std::string& registry, std::string& error) {
+  if (const auto it = m_registries.find(registry); it != m_registries.end()) return &it->second;
+  const bool loopback = is_loopback_host(host_of(registry));
   if (m_options.plain_http && !loopback && !m_options.insecure) {
-    return fail("failed to connect to {}: refusing plain HTTP to a registry that is not on this machine "
-                "(use --insecure to allow it)", registry);
+    error = fmt::format("failed to connect to {}: refusing plain HTTP to a registry that is not on this machine "
+                        "(use --insecure to allow it)", registry);
+    return nullptr;
   }
-  // Docker Hub's canonical name is not its API endpoint.
-  const std::string authority = registry == "docker.io" ? "registry-1.docker.io" : registry;
-  std::string base = (m_options.plain_http ? "http://" : "https://") + authority;
-  auto response = Response();
-  const auto send_ping = [&]() -> Result<void> {
-    Request request{Method::get, base + "/v2/"};
-    std::optional<Response> out;
-    send(std::move(request), Retry::safe, 0, [&out](Response r) { out = std::move(r); });
-    if (auto r = m_transport.run(); !r) return r;
-    response = std::move(*out);
-    return {};
-  };
-  if (auto r = send_ping(); !r) return std::unexpected(r.error());
-  // A loopback (or --insecure) registry that does not speak TLS gets plain HTTP, as with Docker.
-  if (response.failure == TransportFailure::tls_handshake && !m_options.plain_http && (loopback || m_options.insecure)) {
-    base = "http://" + authority;
-    if (auto r = send_ping(); !r) return std::unexpected(r.error());
-  }
-  if (!response.ok()) return fail("failed to connect to {}: {}", registry, describe(response));
   auto& state = m_registries[registry];
-  state.base_url = base;
+  // Docker Hub's canonical name is not its API endpoint.
+  state.authority = registry == "docker.io" ? "registry-1.docker.io" : registry;
+  state.base_url = (m_options.plain_http ? "http://" : "https://") + state.authority;
+  state.scheme_known = m_options.plain_http;
+  state.http_allowed = loopback || m_options.insecure;
+  return &state;
+}
+
+bool Session::fall_back_to_http(RegistryState& state, const Response& response) {
+  if (response.ok()) state.scheme_known = true;
+  if (state.scheme_known || !state.http_allowed || response.failure != TransportFailure::tls_handshake) return false;
+  // A loopback (or --insecure) registry that does not speak TLS gets plain HTTP, as with Docker.
+  state.base_url = "http://" + state.authority;
+  state.scheme_known = true;
+  return true;
+}
+
+Result<std::string> Session::connect(const std::string& registry, Probe probe) {
+  std::string error;
+  auto* state = state_for(registry, error);
+  if (state == nullptr) return std::unexpected(Error{error});
+  if (probe == Probe::lazy || state->pinged) return state->base_url;
+  Response response;
+  do {
+    std::optional<Response> out;
+    send(Request{Method::get, state->base_url + "/v2/"}, Retry::safe, 0, [&out](Response r) { out = std::move(r); });
+    if (auto r = m_transport.run(); !r) return std::unexpected(r.error());
+    response = std::move(*out);
+  } while (fall_back_to_http(*state, response));
+  if (!response.ok()) return fail("failed to connect to {}: {}", registry, describe(response));
   if (response.status == 401) {
-    if (auto r = learn_challenge(state, registry, response); !r) {
-      m_registries.erase(registry);
-      return std::unexpected(r.error());
-    }
+    if (auto r = learn_challenge(*state, registry, response); !r) return std::unexpected(r.error());
   } else if (response.status == 404) {
-    m_registries.erase(registry);
-    return fail("failed to connect to {}: {}/v2/ answered 404, it does not serve the registry API", registry, base);
+    return fail("failed to connect to {}: {}/v2/ answered 404, it does not serve the registry API", registry,
+                state->base_url);
   } else if (response.status != 200) {
-    m_registries.erase(registry);
     return fail("failed to connect to {}: {}", registry, describe(response));
   }
-  return base;
+  state->pinged = true;
+  return state->base_url;
 }
 
 Result<void> Session::learn_challenge(RegistryState& state, const std::string& registry, const Response& response) {
@@ -274,7 +281,7 @@ void Session::use_credentials(const std::string& registry, Credentials credentia
 }
 
 Result<void> Session::authorize(const std::string& registry, const Scopes& scopes) {
-  auto base = connect(registry);
+  auto base = connect(registry, Probe::ping);
   if (!base) return std::unexpected(base.error());
   std::optional<Result<std::optional<std::string>>> out;
   with_authorization(m_registries.at(registry), scopes, false, [&out](auto r) { out = std::move(r); });
@@ -296,7 +303,10 @@ void Session::exchange(const std::string& registry, Request request, Scopes scop
 
 void Session::attempt(const std::string& registry, Request request, Scopes scopes, Retry retry, bool reauthenticated,
                       ExchangeDone done) {
-  auto& state = m_registries.at(registry);
+  std::string error;
+  auto* found = state_for(registry, error);
+  if (found == nullptr) return done(std::unexpected(Error{error}));
+  auto& state = *found;
   with_authorization(state, scopes, reauthenticated, [this, &state, registry, request = std::move(request), scopes,
                                                       retry, reauthenticated,
                                                       done = std::move(done)](auto header) mutable {
@@ -306,6 +316,9 @@ void Session::attempt(const std::string& registry, Request request, Scopes scope
     if (*header) sent.headers.push_back("Authorization: " + **header);
     send(std::move(sent), retry, 0, [this, &state, registry, request = std::move(request), scopes = std::move(scopes),
                                      retry, reauthenticated, done = std::move(done)](Response r) mutable {
+      if (fall_back_to_http(state, r)) {
+        return attempt(registry, std::move(request), std::move(scopes), retry, reauthenticated, std::move(done));
+      }
       if (r.ok() && r.status == 401) {
         if (reauthenticated) return done(fail("{}", auth_failure(registry, r)));
         if (auto learned = learn_challenge(state, registry, r); !learned) return done(std::unexpected(learned.error()));

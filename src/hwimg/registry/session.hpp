@@ -22,6 +22,8 @@ namespace hwimg::registry {
 // Whether a request may be sent again after a transient failure.
 enum class Retry { safe, never };
 
+enum class Probe { ping, lazy };
+
 using Scopes = std::vector<std::string>;
 using ExchangeDone = std::function<void(Result<Response>)>;
 
@@ -46,9 +48,10 @@ public:
   [[nodiscard]] const ClientOptions& options() const { return m_options; }
   [[nodiscard]] Transport& transport() { return m_transport; }
 
-  // "https://host:port" for a registry; the first call pings /v2/ to pick the scheme and learn the
-  // auth challenge. Refuses plain HTTP to a non-loopback host without `insecure`, before connecting.
-  [[nodiscard]] Result<std::string> connect(const std::string& registry);
+  // "https://host:port" for a registry, refusing plain HTTP to a non-loopback host without
+  // `insecure` before any connection. Probe::ping checks /v2/ now (and learns the auth challenge);
+  // Probe::lazy leaves that to the first real request, saving a round trip for single reads.
+  [[nodiscard]] Result<std::string> connect(const std::string& registry, Probe probe);
 
   // Gets the token for `scopes` now, so parallel requests that follow share it.
   [[nodiscard]] Result<void> authorize(const std::string& registry, const Scopes& scopes);
@@ -71,13 +74,21 @@ private:
     std::chrono::steady_clock::time_point expires;
   };
   struct RegistryState {
+    std::string authority;  // host[:port] the requests go to
     std::string base_url;
+    bool scheme_known = false;  // an answer came back on base_url's scheme
+    bool http_allowed = false;  // loopback or --insecure: plain HTTP when TLS is not spoken
+    bool pinged = false;
     std::optional<Challenge> challenge;  // the scheme /v2/ asked for; nullopt: anonymous
     std::optional<Credentials> credentials;
     std::map<std::string, Token> tokens;  // by space-joined scopes
   };
 
   Session(ClientOptions options, Transport transport);
+  // The registry's state, created on first use; nullptr (with `error`) when it must not be contacted.
+  RegistryState* state_for(const std::string& registry, std::string& error);
+  // Switches a registry that does not speak TLS to plain HTTP where allowed; true when it did.
+  bool fall_back_to_http(RegistryState& state, const Response& response);
   void send(Request request, Retry retry, unsigned attempt, std::function<void(Response)> done);
   void with_authorization(RegistryState& state, const Scopes& scopes, bool refresh,
                           std::function<void(Result<std::optional<std::string>>)> done);
