@@ -77,6 +77,22 @@ NVIDIA_VISIBLE_DEVICES=void sel --host "$data/host-h100-580.json" "oci:$TEST_TMP
 assert_eq 3 "$STATUS" "NVIDIA_VISIBLE_DEVICES=void gives the container no GPU"
 assert_contains "$ERR" "needs a GPU; the container gets none (NVIDIA_VISIBLE_DEVICES none)" "void reason"
 
+step "the live probe on GPUs: NVML stand-ins through the real dlopen path"
+S=${HWIMG_BUILD_DIR:?run through ctest}/stand-ins
+[ -e "$S/nvml-two/libnvidia-ml.so.1" ] || fail "stand-in libraries not built in $S"
+# An H100 (9.0) and an L4 (8.9) on driver 580.65.06 (CUDA 13.0).
+live() { HWIMG_NVML_LIBRARY="$S/nvml-two/libnvidia-ml.so.1" HWIMG_CUDA_LIBRARY="$S/cuda-h100/libcuda.so.1" sel "$@"; }
+live --explain "oci:$TEST_TMP/gpu:1.0"
+assert_eq "oci:$TEST_TMP/gpu:1.0-cuda12.8-sm80-sm90-x86-64-v3" "$OUT" "H100 + L4: sm_80 serves the L4, sm_90 the H100"
+assert_contains "$ERR" "no code for compute capability 8.9 (has sm_90a)" "sm_90a refused for the L4"
+live --gpus 0 "oci:$TEST_TMP/gpu:1.0"
+assert_eq "oci:$TEST_TMP/gpu:1.0-cuda13.0-sm90a-x86-64-v3" "$OUT" "the H100 alone takes sm_90a"
+NVIDIA_VISIBLE_DEVICES=GPU-66666666-7777-8888-9999-aaaaaaaaaaaa live "oci:$TEST_TMP/gpu:1.0"
+assert_eq "oci:$TEST_TMP/gpu:1.0-cuda12.8-sm80-sm90-x86-64-v3" "$OUT" "the L4 by UUID from NVIDIA_VISIBLE_DEVICES"
+live --gpus none --format json "oci:$TEST_TMP/gpu:1.0"
+assert_eq 3 "$STATUS" "--gpus none on a GPU-only index"
+assert_eq '["needs a GPU; the container gets none (--gpus none)"]' "$(jq -c '.candidates[0].reasons' <<<"$OUT")" "none reason"
+
 step "a GPU-only index on a host without GPU exits 3 with every variant's reasons"
 sel --host "$data/host-no-gpu.json" "oci:$TEST_TMP/gpu:1.0"
 assert_eq 3 "$STATUS" "exit status"

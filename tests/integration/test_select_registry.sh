@@ -26,8 +26,8 @@ sel() {
 layout_digest() { # layout_digest DIR TAG: the digest index.json gives TAG
   jq -r --arg t "$2" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' "$1/index.json"
 }
-# manifest_gets / blob_gets: requests the registry logged since line $mark.
-requests_since() { tail -n +"$((mark + 1))" "$dir/registry.log" | grep -o "\"GET /v2/[^\"]*\"" || true; }
+# requests_since: the GETs the registry answered (not counting 401 auth challenges) since line $mark.
+requests_since() { tail -n +"$((mark + 1))" "$dir/registry.log" | grep -o '"GET /v2/[^"]*" [0-9]*' | grep -v '" 401$' || true; }
 
 step "the stencil layout and its push select the same variant and digest"
 export SOURCE_DATE_EPOCH=1700000000
