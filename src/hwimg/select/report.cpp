@@ -52,7 +52,7 @@ std::string render_json(const ImageSource& source, const Selection& selection) {
     out["digest"] = source.candidates[*selection.chosen].descriptor.digest.str();
     out["variant"] = chosen->requirements.name;
   }
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string render_explanation(const ImageSource& source, const Selection& selection) {
