@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "hwimg/probe/shared_library.hpp"
+#include "hwimg/util/shared_library.hpp"
 
 namespace hwimg::probe {
 namespace {
@@ -43,7 +43,7 @@ std::string uuid_text(const CUuuid& uuid) {
 }  // namespace
 
 Result<NvidiaFacts> query_cuda(const std::string& library_name, const StepLog& log) {
-  auto library = SharedLibrary::open(library_name);
+  auto library = util::SharedLibrary::open(library_name);
   if (!library) {
     return std::unexpected(library.error());
   }

@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "hwimg/probe/shared_library.hpp"
+#include "hwimg/util/shared_library.hpp"
 
 namespace hwimg::probe {
 namespace {
@@ -70,7 +70,7 @@ private:
 };
 
 template <typename Function>
-Function* find_either(const SharedLibrary& library, const char* versioned, const char* plain) {
+Function* find_either(const util::SharedLibrary& library, const char* versioned, const char* plain) {
   auto* function = library.find<Function>(versioned);
   return function != nullptr ? function : library.find<Function>(plain);
 }
@@ -89,7 +89,7 @@ std::string nvml_brand_name(int brand) {
 }
 
 Result<NvidiaFacts> query_nvml(const std::string& library_name, const StepLog& log) {
-  auto library = SharedLibrary::open(library_name);
+  auto library = util::SharedLibrary::open(library_name);
   if (!library) {
     return std::unexpected(library.error());
   }

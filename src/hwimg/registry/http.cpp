@@ -7,10 +7,10 @@
 #include <map>
 #include <mutex>
 
-#include <curl/curl.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "hwimg/registry/curl_library.hpp"
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
@@ -21,24 +21,19 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct EasyDeleter {
-  void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
+  void operator()(CURL* easy) const { curl().easy_cleanup(easy); }
 };
 using EasyHandle = std::unique_ptr<CURL, EasyDeleter>;
 
 struct MultiDeleter {
-  void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
+  void operator()(CURLM* multi) const { curl().multi_cleanup(multi); }
 };
 using MultiHandle = std::unique_ptr<CURLM, MultiDeleter>;
 
 struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+  void operator()(curl_slist* list) const { curl().slist_free_all(list); }
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 TransportFailure classify(CURLcode code) {
   switch (code) {
@@ -193,7 +188,7 @@ int on_seek(void* user, curl_off_t offset, int origin) {
 template <typename T>
 void set(CURL* easy, CURLoption option, T value) {
   // Options set here are all supported by libcurl 7.88; a failure means a programming error.
-  [[maybe_unused]] const CURLcode code = curl_easy_setopt(easy, option, value);
+  [[maybe_unused]] const CURLcode code = curl().easy_setopt(easy, option, value);
 }
 
 }  // namespace
@@ -203,17 +198,17 @@ Transport::Transport(Transport&&) noexcept = default;
 Transport& Transport::operator=(Transport&&) noexcept = default;
 Transport::~Transport() {
   if (m_state) {
-    for (auto& t : m_state->transfers) curl_multi_remove_handle(m_state->multi.get(), t.easy.get());
+    for (auto& t : m_state->transfers) curl().multi_remove_handle(m_state->multi.get(), t.easy.get());
   }
 }
 
 Result<Transport> Transport::create(TransportOptions options) {
-  global_init();
+  if (auto loaded = load_curl(); !loaded) return std::unexpected(loaded.error());
   auto state = std::make_unique<State>();
   state->options = std::move(options);
-  state->multi.reset(curl_multi_init());
+  state->multi.reset(curl().multi_init());
   if (!state->multi) return fail("failed to initialise libcurl: curl_multi_init returned null");
-  curl_multi_setopt(state->multi.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+  curl().multi_setopt(state->multi.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
   return Transport(std::move(state));
 }
 
@@ -226,7 +221,7 @@ void Transport::submit(Request request, std::function<void(Response)> done) {
   t.done = std::move(done);
   t.started = Clock::now();
   t.response.url = t.request.url;
-  t.easy.reset(curl_easy_init());
+  t.easy.reset(curl().easy_init());
   CURL* e = t.easy.get();
   const auto& o = m_state->options;
   set(e, CURLOPT_URL, t.request.url.c_str());
@@ -269,12 +264,12 @@ void Transport::submit(Request request, std::function<void(Response)> done) {
   }
   curl_slist* list = nullptr;
   // "Expect: 100-continue" would cost a round trip per upload on HTTP/1.1.
-  list = curl_slist_append(list, "Expect:");
-  for (const auto& h : t.request.headers) list = curl_slist_append(list, h.c_str());
+  list = curl().slist_append(list, "Expect:");
+  for (const auto& h : t.request.headers) list = curl().slist_append(list, h.c_str());
   t.header_list.reset(list);
   set(e, CURLOPT_HTTPHEADER, list);
   ++m_state->exchanges;
-  curl_multi_add_handle(m_state->multi.get(), e);
+  curl().multi_add_handle(m_state->multi.get(), e);
 }
 
 void Transport::after(std::chrono::milliseconds delay, std::function<void()> action) {
@@ -285,23 +280,23 @@ Result<void> Transport::run() {
   auto& s = *m_state;
   while (!s.transfers.empty() || !s.timers.empty()) {
     int running = 0;
-    if (const auto code = curl_multi_perform(s.multi.get(), &running); code != CURLM_OK) {
-      return fail("failed to run HTTP transfers: {}", curl_multi_strerror(code));
+    if (const auto code = curl().multi_perform(s.multi.get(), &running); code != CURLM_OK) {
+      return fail("failed to run HTTP transfers: {}", curl().multi_strerror(code));
     }
     std::vector<std::pair<Transfer*, CURLcode>> finished;
     int queued = 0;
-    while (CURLMsg* message = curl_multi_info_read(s.multi.get(), &queued)) {
+    while (CURLMsg* message = curl().multi_info_read(s.multi.get(), &queued)) {
       if (message->msg != CURLMSG_DONE) continue;
       Transfer* t = nullptr;
-      curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
+      curl().easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
       finished.emplace_back(t, message->data.result);
     }
     for (auto [t, code] : finished) {
-      curl_multi_remove_handle(s.multi.get(), t->easy.get());
+      curl().multi_remove_handle(s.multi.get(), t->easy.get());
       auto& r = t->response;
-      curl_easy_getinfo(t->easy.get(), CURLINFO_RESPONSE_CODE, &r.status);
+      curl().easy_getinfo(t->easy.get(), CURLINFO_RESPONSE_CODE, &r.status);
       char* effective = nullptr;
-      if (curl_easy_getinfo(t->easy.get(), CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective) {
+      if (curl().easy_getinfo(t->easy.get(), CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective) {
         r.url = effective;
       }
       r.failure = classify(code);
@@ -311,7 +306,7 @@ Result<void> Transport::run() {
       } else if (r.failure == TransportFailure::too_large) {
         r.error = fmt::format("response body exceeds the limit of {} bytes", t->request.max_response_body);
       } else if (r.failure != TransportFailure::none) {
-        r.error = curl_easy_strerror(code);
+        r.error = curl().easy_strerror(code);
       }
       if (s.options.verbose) {
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t->started).count();
@@ -339,8 +334,8 @@ Result<void> Transport::run() {
       ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
       continue;
     }
-    if (const auto code = curl_multi_poll(s.multi.get(), nullptr, 0, wait_ms, nullptr); code != CURLM_OK) {
-      return fail("failed to wait for HTTP transfers: {}", curl_multi_strerror(code));
+    if (const auto code = curl().multi_poll(s.multi.get(), nullptr, 0, wait_ms, nullptr); code != CURLM_OK) {
+      return fail("failed to wait for HTTP transfers: {}", curl().multi_strerror(code));
     }
   }
   return {};

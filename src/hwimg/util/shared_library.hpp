@@ -6,7 +6,7 @@
 
 #include "hwimg/util/error.hpp"
 
-namespace hwimg::probe {
+namespace hwimg::util {
 
 class SharedLibrary {
 public:
@@ -31,4 +31,4 @@ private:
   void* m_handle = nullptr;
 };
 
-}  // namespace hwimg::probe
+}  // namespace hwimg::util

@@ -1,8 +1,8 @@
-#include "hwimg/probe/shared_library.hpp"
+#include "hwimg/util/shared_library.hpp"
 
 #include <dlfcn.h>
 
-namespace hwimg::probe {
+namespace hwimg::util {
 
 Result<SharedLibrary> SharedLibrary::open(const std::string& name) {
   void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -23,4 +23,4 @@ void* SharedLibrary::lookup(const char* name) const {
   return dlsym(m_handle, name);
 }
 
-}  // namespace hwimg::probe
+}  // namespace hwimg::util
