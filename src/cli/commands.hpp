@@ -15,5 +15,9 @@ void add_build_command(CLI::App& app, Action& action);
 void add_inspect_command(CLI::App& app, Action& action);
 void add_probe_command(CLI::App& app, Action& action);
 void add_matrix_command(CLI::App& app, Action& action);
+void add_push_command(CLI::App& app, Action& action);
+void add_tag_command(CLI::App& app, Action& action);
+void add_login_command(CLI::App& app, Action& action);
+void add_select_command(CLI::App& app, Action& action);
 
 }  // namespace hwimg::cli

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hwimg/oci/layout.hpp"
+#include "hwimg/registry/client.hpp"
 
 namespace hwimg::inspect {
 namespace {
@@ -110,19 +111,42 @@ std::string render(const ImageView& view, Format format) {
   return text;
 }
 
-Result<int> run_inspect(const std::string& reference, Format format) {
-  const auto context = fmt::format("failed to inspect {}", reference);
-  if (!oci::is_layout_reference(reference)) {
-    return fail("{}: expected oci:DIR[:TAG]", context);
-  }
+namespace {
+
+Result<ImageView> view_layout(const std::string& reference) {
   auto parsed = oci::parse_layout_reference(reference);
-  if (!parsed) return std::unexpected(parsed.error().context(context));
+  if (!parsed) return std::unexpected(parsed.error());
   auto layout = oci::Layout::open(parsed->directory);
-  if (!layout) return std::unexpected(layout.error().context(context));
+  if (!layout) return std::unexpected(layout.error());
   auto root = layout->resolve(parsed->tag);
-  if (!root) return std::unexpected(root.error().context(context));
-  auto view = load_image_view(reference, *root, [&](const oci::Descriptor& d) { return layout->read_blob(d); });
-  if (!view) return std::unexpected(view.error().context(context));
+  if (!root) return std::unexpected(root.error());
+  return load_image_view(reference, *root, [&](const oci::Descriptor& d) { return layout->read_blob(d); });
+}
+
+Result<ImageView> view_registry(const std::string& text, const registry::ClientOptions& options) {
+  auto reference = registry::parse_reference(text);
+  if (!reference) return std::unexpected(reference.error());
+  auto client = registry::Client::create(options);
+  if (!client) return std::unexpected(client.error());
+  auto root = client->get_manifest(*reference);
+  if (!root) return std::unexpected(root.error());
+  const oci::Descriptor root_descriptor{root->media_type, root->digest, static_cast<std::int64_t>(root->bytes.size()),
+                                        {}, {}};
+  return load_image_view(reference->str(), root_descriptor, [&](const oci::Descriptor& d) -> Result<std::string> {
+    if (d.digest == root->digest) return root->bytes;
+    auto by_digest = *reference;
+    by_digest.digest = d.digest;
+    auto fetched = client->get_manifest(by_digest);
+    if (!fetched) return std::unexpected(fetched.error());
+    return std::move(fetched->bytes);
+  });
+}
+
+}  // namespace
+
+Result<int> run_inspect(const std::string& reference, Format format, const registry::ClientOptions& options) {
+  auto view = oci::is_layout_reference(reference) ? view_layout(reference) : view_registry(reference, options);
+  if (!view) return std::unexpected(view.error().context(fmt::format("failed to inspect {}", reference)));
   fmt::print("{}", render(*view, format));
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hwimg/oci/documents.hpp"
+#include "hwimg/registry/options.hpp"
 
 namespace hwimg::inspect {
 
@@ -31,7 +32,9 @@ using BlobReader = std::function<Result<std::string>(const oci::Descriptor&)>;
                                                 const BlobReader& read);
 [[nodiscard]] std::string render(const ImageView& view, Format format);
 
-// Entry point of the command: a layout reference (oci:DIR[:TAG]).
-[[nodiscard]] Result<int> run_inspect(const std::string& reference, Format format);
+// Entry point of the command: a layout (oci:DIR[:TAG]) or a registry reference, read with `options`
+// (one GET of the index and one per variant manifest; no layer is downloaded).
+[[nodiscard]] Result<int> run_inspect(const std::string& reference, Format format,
+                                      const registry::ClientOptions& options);
 
 }  // namespace hwimg::inspect

@@ -1,0 +1,29 @@
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "hwimg/registry/commands.hpp"
+#include "registry_options.hpp"
+
+namespace hwimg::cli {
+
+void add_login_command(CLI::App& app, Action& action) {
+  struct Arguments {
+    std::string registry;
+    std::string username;
+    bool password_stdin = false;
+    registry::ClientOptions options;
+  };
+  auto args = std::make_shared<Arguments>();
+  auto* command = app.add_subcommand("login", "Check credentials with a registry and store them in Docker's config.json");
+  command->add_option("REGISTRY", args->registry, "host[:port]")->required();
+  command->add_option("-u,--username", args->username, "user name")->required();
+  // A password flag would leak into shell history and the process list, so only stdin is offered.
+  command->add_flag("--password-stdin", args->password_stdin, "read the password from standard input")->required();
+  add_registry_options(*command, args->options);
+  command->callback([args, &action] {
+    action = [args] { return registry::login_command(args->registry, args->username, std::cin, args->options); };
+  });
+}
+
+}  // namespace hwimg::cli

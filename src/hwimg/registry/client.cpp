@@ -1,0 +1,212 @@
+#include "hwimg/registry/client.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "hwimg/oci/documents.hpp"
+#include "hwimg/oci/media_types.hpp"
+#include "hwimg/registry/push.hpp"
+#include "hwimg/registry/session.hpp"
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::registry {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string accept_manifests = fmt::format("Accept: {}, {}, {}, {}", oci::media_type::index,
+                                                 oci::media_type::manifest, oci::media_type::docker_manifest_list,
+                                                 oci::media_type::docker_manifest);
+
+std::string bare_type(std::string_view content_type) {
+  return util::to_lower(util::trim(content_type.substr(0, content_type.find(';'))));
+}
+
+// Next page from a `Link: <url>; rel="next"` header, empty when there is none.
+std::string next_link(const Response& r) {
+  for (const auto& value : r.header_values("link")) {
+    for (const auto& link : util::split(value, ',')) {
+      const auto open = link.find('<');
+      const auto close = link.find('>');
+      if (open == std::string::npos || close == std::string::npos || close < open) continue;
+      if (link.find("rel=\"next\"", close) != std::string::npos || link.find("rel=next", close) != std::string::npos) {
+        return link.substr(open + 1, close - open - 1);
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+struct Client::Impl {
+  std::unique_ptr<Session> session;
+
+  Result<void> connect(const Reference& ref) {
+    if (auto r = session->connect(ref.registry, Probe::lazy); !r) return std::unexpected(r.error());
+    return {};
+  }
+  Scopes pull(const Reference& ref) const { return {repository_scope(ref.repository, "pull")}; }
+  Scopes push(const Reference& ref) const { return {repository_scope(ref.repository, "pull,push")}; }
+};
+
+Client::Client(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+Client::~Client() = default;
+
+Result<Client> Client::create(ClientOptions options) {
+  auto session = Session::create(std::move(options));
+  if (!session) return std::unexpected(session.error());
+  auto impl = std::make_unique<Impl>();
+  impl->session = std::move(*session);
+  return Client(std::move(impl));
+}
+
+std::uint64_t Client::requests() const { return m_impl->session->transport().exchanges(); }
+
+Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
+  const auto what = fmt::format("get manifest {}", ref.str());
+  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  Request request{Method::get, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
+  request.headers.push_back(accept_manifests);
+  request.max_response_body = max_manifest_size;
+  auto response = m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe);
+  if (response && response->failure == TransportFailure::too_large) {
+    return fail("failed to {}: the manifest is larger than the {} MiB limit", what, max_manifest_size >> 20);
+  }
+  response = expect_status(std::move(response), {200}, what);
+  if (!response) return std::unexpected(response.error());
+  FetchedManifest out;
+  out.bytes = std::move(response->body);
+  out.digest = oci::Digest::sha256_of(out.bytes);
+  if (ref.digest && *ref.digest != out.digest) {
+    return fail("failed to {}: wrong digest: the registry served content that hashes to {}", what, out.digest.str());
+  }
+  if (const auto served = response->header("docker-content-digest");
+      served && served->starts_with("sha256:") && *served != out.digest.str()) {
+    return fail("failed to {}: wrong digest: Docker-Content-Digest says {} but the content hashes to {}", what,
+                *served, out.digest.str());
+  }
+  auto body_type = oci::sniff_media_type(out.bytes);
+  if (!body_type) return fail("failed to {}: invalid JSON: {}", what, body_type.error().message);
+  const auto header_type = bare_type(response->header("content-type").value_or(""));
+  const bool generic = header_type.empty() || header_type == "application/json" ||
+                       header_type == "application/octet-stream" || header_type == "text/plain";
+  out.media_type = generic ? *body_type : header_type;
+  if (!oci::media_type::is_index(out.media_type) && !oci::media_type::is_manifest(out.media_type)) {
+    return fail("failed to {}: unknown media type \"{}\" (expected an OCI or Docker manifest or index)", what,
+                out.media_type);
+  }
+  if (!body_type->empty() && *body_type != out.media_type) {
+    return fail("failed to {}: the document says mediaType \"{}\" but was served as \"{}\"", what, *body_type,
+                out.media_type);
+  }
+  return out;
+}
+
+Result<oci::Digest> Client::put_manifest(const Reference& ref, std::string_view bytes, std::string_view media_type) {
+  const auto what = fmt::format("put manifest {}", ref.str());
+  if (bytes.size() > max_manifest_size) {
+    return fail("failed to {}: it is larger than the {} MiB limit", what, max_manifest_size >> 20);
+  }
+  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  Request request{Method::put, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
+  request.headers.push_back(fmt::format("Content-Type: {}", media_type));
+  request.body = std::string(bytes);
+  auto response = expect_status(
+      m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->push(ref), Retry::safe), {201}, what);
+  if (!response) return std::unexpected(response.error());
+  const auto digest = oci::Digest::sha256_of(bytes);
+  if (const auto served = response->header("docker-content-digest"); served && *served != digest.str()) {
+    return fail("failed to {}: the registry stored it as {} but its bytes hash to {}", what, *served, digest.str());
+  }
+  return digest;
+}
+
+Result<std::optional<std::int64_t>> Client::head_blob(const Reference& ref, const oci::Digest& digest) {
+  const auto what = fmt::format("check blob {} in {}", digest.str(), ref.name());
+  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  Request request{Method::head, fmt::format("/v2/{}/blobs/{}", ref.repository, digest.str())};
+  request.follow_redirects = true;
+  auto response = expect_status(
+      m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe), {200, 404}, what);
+  if (!response) return std::unexpected(response.error());
+  if (response->status == 404) return std::optional<std::int64_t>();
+  const auto length = response->header("content-length").value_or("0");
+  return std::optional<std::int64_t>(std::stoll(length));
+}
+
+Result<std::string> Client::get_blob(const Reference& ref, const oci::Digest& digest, std::size_t max_size) {
+  const auto what = fmt::format("get blob {} from {}", digest.str(), ref.name());
+  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  Request request{Method::get, fmt::format("/v2/{}/blobs/{}", ref.repository, digest.str())};
+  request.follow_redirects = true;
+  request.max_response_body = max_size;
+  auto response = expect_status(
+      m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe), {200}, what);
+  if (!response) return std::unexpected(response.error());
+  if (const auto actual = oci::Digest::sha256_of(response->body); actual != digest) {
+    return fail("failed to {}: wrong digest: the content hashes to {}", what, actual.str());
+  }
+  return std::move(response->body);
+}
+
+Result<std::vector<std::string>> Client::list_tags(const Reference& ref) {
+  const auto what = fmt::format("list tags of {}", ref.name());
+  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  std::set<std::string> tags;
+  std::string url = fmt::format("/v2/{}/tags/list?n=1000", ref.repository);
+  // Bounded, in case a registry keeps answering with the same Link.
+  for (int page = 0; page < 10'000 && !url.empty(); ++page) {
+    Request request{Method::get, url};
+    request.max_response_body = std::size_t{16} << 20;
+    auto response = expect_status(
+        m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe), {200}, what);
+    if (!response) return std::unexpected(response.error());
+    const auto body = json::parse(response->body, nullptr, false);
+    if (!body.is_object() || !(body.contains("tags") && (body["tags"].is_array() || body["tags"].is_null()))) {
+      return fail("failed to {}: invalid JSON answer (expected {{\"name\", \"tags\": [...]}})", what);
+    }
+    if (body["tags"].is_array()) {
+      for (const auto& tag : body["tags"]) {
+        if (tag.is_string()) tags.insert(tag.get<std::string>());
+      }
+    }
+    const auto next = next_link(*response);
+    url = next.empty() ? std::string() : resolve_url(response->url, next);
+  }
+  return std::vector<std::string>(tags.begin(), tags.end());
+}
+
+Result<PushSummary> Client::push_layout(const std::filesystem::path& layout_dir, std::string_view tag,
+                                        const Reference& destination) {
+  return registry::push_layout(*m_impl->session, layout_dir, tag, destination);
+}
+
+Result<oci::Digest> Client::tag(const Reference& source, const std::vector<std::string>& new_tags) {
+  for (const auto& t : new_tags) {
+    if (auto r = validate_registry_tag(t); !r) return std::unexpected(r.error());
+  }
+  auto manifest = get_manifest(source);
+  if (!manifest) return std::unexpected(manifest.error());
+  for (const auto& t : new_tags) {
+    auto digest = put_manifest(source.with_tag(t), manifest->bytes, manifest->media_type);
+    if (!digest) return std::unexpected(digest.error());
+  }
+  return manifest->digest;
+}
+
+Result<void> Client::check_login(const std::string& registry, const Credentials& credentials) {
+  m_impl->session->use_credentials(registry, credentials);
+  if (auto r = m_impl->session->connect(registry, Probe::ping); !r) return std::unexpected(r.error());
+  auto response = expect_status(
+      m_impl->session->exchange_now(registry, Request{Method::get, "/v2/"}, {}, Retry::safe), {200},
+      fmt::format("log in to {}", registry));
+  if (!response) return std::unexpected(response.error());
+  return {};
+}
+
+}  // namespace hwimg::registry

@@ -1,0 +1,85 @@
+#pragma once
+// The registry client: read and write manifests, blobs and tags on any OCI distribution registry,
+// push an image layout with all its variants, and re-tag without moving blobs.
+//
+//   auto client = registry::Client::create({.ca_file = "ca.pem"});
+//   auto ref = registry::parse_reference("127.0.0.1:5443/team/app:v1");
+//   auto index = client->get_manifest(*ref);   // bytes, media type, verified digest
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hwimg/oci/digest.hpp"
+#include "hwimg/registry/credentials.hpp"
+#include "hwimg/registry/options.hpp"
+#include "hwimg/registry/reference.hpp"
+
+namespace hwimg::registry {
+
+// Manifests and indexes larger than this are refused (distribution's own limit).
+inline constexpr std::size_t max_manifest_size = std::size_t{4} << 20;
+
+struct FetchedManifest {
+  std::string bytes;       // exactly as served; their sha256 is `digest`
+  std::string media_type;  // one of the OCI or Docker manifest/index types
+  oci::Digest digest;
+};
+
+struct PushSummary {
+  oci::Digest digest;                // of the pushed index (or single manifest)
+  std::string reference;             // "registry/repo:tag"
+  std::size_t blobs_uploaded = 0;
+  std::uint64_t bytes_uploaded = 0;
+  std::size_t blobs_mounted = 0;
+  std::size_t blobs_present = 0;     // already in the repository
+  std::size_t manifests_pushed = 0;  // variant manifests and the index
+  std::vector<std::string> tags;     // every tag written
+  std::uint64_t requests = 0;        // HTTP exchanges, tokens and retries included
+};
+
+class Client {
+public:
+  [[nodiscard]] static Result<Client> create(ClientOptions options = {});
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+  ~Client();
+
+  // GET of a manifest or index by tag or digest, with every OCI and Docker type in Accept; the
+  // size (≤ 4 MiB), the digest (against the reference and Docker-Content-Digest), the JSON and
+  // the media type are checked.
+  [[nodiscard]] Result<FetchedManifest> get_manifest(const Reference& reference);
+  // PUT of exact bytes to the reference's tag (or digest); returns their digest.
+  [[nodiscard]] Result<oci::Digest> put_manifest(const Reference& reference, std::string_view bytes,
+                                                 std::string_view media_type);
+  // The blob's size when the repository has it, nullopt when it does not.
+  [[nodiscard]] Result<std::optional<std::int64_t>> head_blob(const Reference& repository, const oci::Digest& digest);
+  // Downloads a blob into memory, refusing more than `max_size` bytes; the digest is verified.
+  [[nodiscard]] Result<std::string> get_blob(const Reference& repository, const oci::Digest& digest,
+                                             std::size_t max_size);
+  // Every tag of the repository, following Link pagination, sorted and de-duplicated.
+  [[nodiscard]] Result<std::vector<std::string>> list_tags(const Reference& repository);
+
+  // Pushes `oci:layout_dir:tag`: blobs (skipping, mounting or uploading each once), then every
+  // variant manifest with its tag DESTTAG-<id>, then the index under DESTTAG (the reference's tag,
+  // else `tag`, else "latest").
+  [[nodiscard]] Result<PushSummary> push_layout(const std::filesystem::path& layout_dir, std::string_view tag,
+                                                const Reference& destination);
+  // Puts the manifest `source` names under each new tag, bytes unchanged; returns its digest.
+  [[nodiscard]] Result<oci::Digest> tag(const Reference& source, const std::vector<std::string>& new_tags);
+
+  // Checks that the registry accepts these credentials (before `hwimg login` stores them).
+  [[nodiscard]] Result<void> check_login(const std::string& registry, const Credentials& credentials);
+
+  [[nodiscard]] std::uint64_t requests() const;
+
+private:
+  struct Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+}  // namespace hwimg::registry

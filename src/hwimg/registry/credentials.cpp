@@ -1,0 +1,199 @@
+#include "hwimg/registry/credentials.hpp"
+
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include "hwimg/util/files.hpp"
+#include "hwimg/util/process.hpp"
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::registry {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr std::string_view hub_key = "https://index.docker.io/v1/";
+constexpr std::string_view not_found_message = "credentials not found in native keychain";
+
+// "https://host:port/v2/" -> "host:port", as Docker reduces config keys before comparing.
+std::string key_host(std::string_view key) {
+  if (const auto scheme = key.find("://"); scheme != std::string_view::npos) key = key.substr(scheme + 3);
+  return std::string(key.substr(0, key.find('/')));
+}
+
+Result<json> read_config(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return json::object();
+  auto text = util::read_file(path);
+  if (!text) return std::unexpected(text.error());
+  // No parser message is quoted: it could echo part of a secret.
+  auto config = json::parse(*text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) {
+    return fail("failed to read {}: not a valid JSON object", path.string());
+  }
+  return config;
+}
+
+Result<std::optional<Credentials>> from_helper(const std::string& helper, const std::string& key) {
+  util::ProcessSpec spec;
+  spec.argv = {"docker-credential-" + helper, "get"};
+  spec.standard_input = key;
+  spec.timeout = std::chrono::seconds(60);
+  auto result = util::run_process(spec);
+  if (!result) {
+    return fail("failed to run credential helper docker-credential-{}: {}", helper, result.error().message);
+  }
+  const auto output = std::string(util::trim(result->output));
+  if (result->exit_status != 0) {
+    if (output == not_found_message) return std::optional<Credentials>();
+    return fail("failed to get credentials for {} from docker-credential-{}: exit status {}: {}", key, helper,
+                result->exit_status, util::tail_lines(output, 1));
+  }
+  auto reply = json::parse(output, nullptr, false);
+  if (reply.is_discarded() || !reply.is_object() || !reply.contains("Secret") || !reply["Secret"].is_string()) {
+    return fail("failed to get credentials for {} from docker-credential-{}: its answer is not the expected JSON", key,
+                helper);
+  }
+  Credentials c;
+  c.username = reply.value("Username", std::string());
+  if (c.username == "<token>") {
+    c.username.clear();
+    c.identity_token = reply["Secret"].get<std::string>();
+  } else {
+    c.password = reply["Secret"].get<std::string>();
+  }
+  return std::optional<Credentials>(std::move(c));
+}
+
+Result<std::optional<Credentials>> from_auth_entry(const json& entry, const std::string& key, const fs::path& path) {
+  if (!entry.is_object()) return fail("failed to read {}: auths.\"{}\" is not an object", path.string(), key);
+  Credentials c;
+  const auto text = [&](const char* name) {
+    const auto it = entry.find(name);
+    return it != entry.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (const auto auth = text("auth"); !auth.empty()) {
+    const auto decoded = base64_decode(auth);
+    const auto colon = decoded ? decoded->find(':') : std::string::npos;
+    if (!decoded || colon == std::string::npos || colon == 0) {
+      return fail("failed to read {}: auths.\"{}\".auth is not base64 of user:password", path.string(), key);
+    }
+    c.username = decoded->substr(0, colon);
+    c.password = decoded->substr(colon + 1);
+  } else {
+    c.username = text("username");
+    c.password = text("password");
+  }
+  c.identity_token = text("identitytoken");
+  c.registry_token = text("registrytoken");
+  if (c.username.empty() && c.identity_token.empty() && c.registry_token.empty()) return std::optional<Credentials>();
+  return std::optional<Credentials>(std::move(c));
+}
+
+}  // namespace
+
+fs::path default_docker_config_dir() {
+  if (const char* dir = std::getenv("DOCKER_CONFIG"); dir != nullptr && *dir != '\0') return dir;
+  const char* home = std::getenv("HOME");
+  return fs::path(home != nullptr ? home : "/") / ".docker";
+}
+
+std::string credential_key(std::string_view registry) {
+  if (registry == "docker.io" || registry == "index.docker.io" || registry == "registry-1.docker.io") {
+    return std::string(hub_key);
+  }
+  return std::string(registry);
+}
+
+Result<std::optional<Credentials>> lookup_credentials(const fs::path& config_dir, std::string_view registry) {
+  const auto path = config_dir / "config.json";
+  auto config = read_config(path);
+  if (!config) return std::unexpected(config.error());
+  const auto key = credential_key(registry);
+  if (const auto helpers = config->find("credHelpers"); helpers != config->end() && helpers->is_object()) {
+    for (const auto& [name, helper] : helpers->items()) {
+      if ((name == key || key_host(name) == key_host(key)) && helper.is_string()) {
+        return from_helper(helper.get<std::string>(), key);
+      }
+    }
+  }
+  if (const auto store = config->find("credsStore"); store != config->end() && store->is_string() &&
+                                                      !store->get<std::string>().empty()) {
+    return from_helper(store->get<std::string>(), key);
+  }
+  const auto auths = config->find("auths");
+  if (auths == config->end() || !auths->is_object()) return std::optional<Credentials>();
+  if (const auto exact = auths->find(key); exact != auths->end()) return from_auth_entry(*exact, key, path);
+  for (const auto& [name, entry] : auths->items()) {
+    if (key_host(name) == key_host(key)) return from_auth_entry(entry, name, path);
+  }
+  return std::optional<Credentials>();
+}
+
+Result<void> store_credentials(const fs::path& config_dir, std::string_view registry, const Credentials& credentials) {
+  const auto path = config_dir / "config.json";
+  auto config = read_config(path);
+  if (!config) return std::unexpected(config.error());
+  const auto key = credential_key(registry);
+  std::string helper;
+  if (const auto helpers = config->find("credHelpers"); helpers != config->end() && helpers->is_object()) {
+    if (const auto it = helpers->find(key); it != helpers->end() && it->is_string()) helper = it->get<std::string>();
+  }
+  if (helper.empty()) {
+    if (const auto store = config->find("credsStore"); store != config->end() && store->is_string()) {
+      helper = store->get<std::string>();
+    }
+  }
+  if (!helper.empty()) {
+    util::ProcessSpec spec;
+    spec.argv = {"docker-credential-" + helper, "store"};
+    spec.standard_input =
+        json{{"ServerURL", key}, {"Username", credentials.username}, {"Secret", credentials.password}}.dump();
+    spec.timeout = std::chrono::seconds(60);
+    auto result = util::run_process(spec);
+    if (!result || result->exit_status != 0) {
+      return fail("failed to store credentials for {} with docker-credential-{}: {}", key, helper,
+                  result ? util::tail_lines(util::trim(result->output), 1) : result.error().message);
+    }
+    return {};
+  }
+  if (!(*config)["auths"].is_object()) (*config)["auths"] = json::object();
+  (*config)["auths"][key] = json{{"auth", base64_encode(credentials.username + ":" + credentials.password)}};
+  std::error_code ec;
+  if (!fs::exists(config_dir, ec)) {
+    if (auto r = util::make_directories(config_dir); !r) return r;
+    if (::chmod(config_dir.c_str(), 0700) != 0) {
+      return fail("failed to set the mode of {}: {}", config_dir.string(), util::errno_text(errno));
+    }
+  }
+  return util::write_file_atomic(fs::weakly_canonical(path, ec), config->dump(1, '\t') + "\n", 0600);
+}
+
+std::string base64_encode(std::string_view data) {
+  std::string out(4 * ((data.size() + 2) / 3), '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  const auto trimmed = util::trim(text);
+  if (trimmed.size() % 4 != 0) return std::nullopt;
+  std::string out(3 * (trimmed.size() / 4), '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(trimmed.data()), static_cast<int>(trimmed.size()));
+  if (n < 0) return std::nullopt;
+  auto size = static_cast<std::size_t>(n);
+  // EVP_DecodeBlock counts padding as zero bytes.
+  if (trimmed.ends_with("==")) size -= 2;
+  else if (trimmed.ends_with('=')) size -= 1;
+  out.resize(size);
+  return out;
+}
+
+}  // namespace hwimg::registry

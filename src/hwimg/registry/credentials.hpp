@@ -1,0 +1,40 @@
+#pragma once
+// Registry credentials from Docker's client configuration (config.json, credential helpers), and
+// storing them for `hwimg login`. Secrets never go into error messages.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hwimg/util/error.hpp"
+
+namespace hwimg::registry {
+
+struct Credentials {
+  std::string username;
+  std::string password;
+  std::string identity_token;  // OAuth2 refresh token, exchanged with grant_type=refresh_token
+  std::string registry_token;  // a bearer token sent to the registry as is
+};
+
+// $DOCKER_CONFIG, else $HOME/.docker.
+[[nodiscard]] std::filesystem::path default_docker_config_dir();
+
+// The config.json key Docker uses for a registry: Docker Hub's legacy URL, else host[:port].
+[[nodiscard]] std::string credential_key(std::string_view registry);
+
+// Credentials for `registry` (host[:port]): credHelpers, then credsStore, then auths.
+// nullopt when none are configured; errors for unreadable files or a failing helper.
+[[nodiscard]] Result<std::optional<Credentials>> lookup_credentials(const std::filesystem::path& config_dir,
+                                                                    std::string_view registry);
+
+// Saves a username and password: through the configured helper, else into auths, writing
+// config.json atomically with mode 0600 (directory 0700) and keeping every other key.
+[[nodiscard]] Result<void> store_credentials(const std::filesystem::path& config_dir, std::string_view registry,
+                                             const Credentials& credentials);
+
+[[nodiscard]] std::string base64_encode(std::string_view data);
+[[nodiscard]] std::optional<std::string> base64_decode(std::string_view text);
+
+}  // namespace hwimg::registry

@@ -1,0 +1,398 @@
+#include "hwimg/registry/http.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <list>
+#include <map>
+#include <mutex>
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "hwimg/util/fd.hpp"
+#include "hwimg/util/files.hpp"
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::registry {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct EasyDeleter {
+  void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
+};
+using EasyHandle = std::unique_ptr<CURL, EasyDeleter>;
+
+struct MultiDeleter {
+  void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
+};
+using MultiHandle = std::unique_ptr<CURLM, MultiDeleter>;
+
+struct SlistDeleter {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+TransportFailure classify(CURLcode code) {
+  switch (code) {
+    case CURLE_OK: return TransportFailure::none;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_WEIRD_SERVER_REPLY: return TransportFailure::connect;
+    case CURLE_SSL_CONNECT_ERROR: return TransportFailure::tls_handshake;
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE: return TransportFailure::tls_verify;
+    case CURLE_OPERATION_TIMEDOUT: return TransportFailure::timeout;
+    case CURLE_PARTIAL_FILE: return TransportFailure::truncated;
+    case CURLE_WRITE_ERROR: return TransportFailure::too_large;
+    default: return TransportFailure::other;
+  }
+}
+
+}  // namespace
+
+std::string_view method_name(Method method) {
+  switch (method) {
+    case Method::get: return "GET";
+    case Method::head: return "HEAD";
+    case Method::post: return "POST";
+    case Method::put: return "PUT";
+    case Method::patch: return "PATCH";
+    case Method::del: return "DELETE";
+  }
+  return "GET";
+}
+
+std::optional<std::string> Response::header(std::string_view name) const {
+  const auto lower = util::to_lower(name);
+  for (const auto& [key, value] : headers) {
+    if (key == lower) return value;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> Response::header_values(std::string_view name) const {
+  const auto lower = util::to_lower(name);
+  std::vector<std::string> out;
+  for (const auto& [key, value] : headers) {
+    if (key == lower) out.push_back(value);
+  }
+  return out;
+}
+
+// One exchange in flight: the easy handle and everything its callbacks write into.
+struct Transfer {
+  EasyHandle easy;
+  Slist header_list;
+  Request request;
+  std::function<void(Response)> done;
+  Response response;
+  util::UniqueFd file;
+  std::uint64_t body_position = 0;
+  std::size_t memory_position = 0;
+  std::string open_error;
+  Clock::time_point started;
+};
+
+struct Timer {
+  Clock::time_point due;
+  std::function<void()> action;
+};
+
+struct Transport::State {
+  TransportOptions options;
+  MultiHandle multi;
+  std::list<Transfer> transfers;
+  std::multimap<Clock::time_point, std::function<void()>> timers;
+  std::uint64_t exchanges = 0;
+};
+
+namespace {
+
+std::size_t on_write(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& t = *static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  if (t.response.body.size() + n > t.request.max_response_body) {
+    return 0;  // aborts with CURLE_WRITE_ERROR, reported as too_large
+  }
+  t.response.body.append(data, n);
+  return n;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& t = *static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  const std::string_view line(data, n);
+  if (line.starts_with("HTTP/")) {
+    t.response.headers.clear();  // a new response (after 100 Continue or a redirect)
+    return n;
+  }
+  const auto colon = line.find(':');
+  if (colon != std::string_view::npos) {
+    t.response.headers.emplace_back(util::to_lower(util::trim(line.substr(0, colon))),
+                                    std::string(util::trim(line.substr(colon + 1))));
+  }
+  return n;
+}
+
+std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* user) {
+  auto& t = *static_cast<Transfer*>(user);
+  const std::size_t capacity = size * count;
+  if (!t.request.file_body) {
+    const std::size_t n = std::min(capacity, t.request.body.size() - t.memory_position);
+    std::copy_n(t.request.body.data() + t.memory_position, n, buffer);
+    t.memory_position += n;
+    return n;
+  }
+  const auto& body = *t.request.file_body;
+  if (!t.file.valid()) {
+    t.file = util::UniqueFd(::open(body.path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!t.file.valid()) {
+      t.open_error = fmt::format("failed to open {}: {}", body.path.string(), util::errno_text(errno));
+      return CURL_READFUNC_ABORT;
+    }
+  }
+  const auto left = body.length - t.body_position;
+  const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(capacity, left));
+  if (want == 0) return 0;
+  const auto got = ::pread(t.file.get(), buffer, want, static_cast<off_t>(body.offset + t.body_position));
+  if (got <= 0) {
+    t.open_error = fmt::format("failed to read {}: {}", body.path.string(),
+                               got == 0 ? std::string("file is shorter than expected") : util::errno_text(errno));
+    return CURL_READFUNC_ABORT;
+  }
+  const auto n = static_cast<std::size_t>(got);
+  if (t.request.on_body_read) t.request.on_body_read(t.body_position, std::string_view(buffer, n));
+  t.body_position += n;
+  return n;
+}
+
+int on_seek(void* user, curl_off_t offset, int origin) {
+  auto& t = *static_cast<Transfer*>(user);
+  if (origin != SEEK_SET || offset < 0) return CURL_SEEKFUNC_CANTSEEK;
+  if (t.request.file_body) {
+    t.body_position = static_cast<std::uint64_t>(offset);
+  } else {
+    t.memory_position = static_cast<std::size_t>(offset);
+  }
+  return CURL_SEEKFUNC_OK;
+}
+
+template <typename T>
+void set(CURL* easy, CURLoption option, T value) {
+  // Options set here are all supported by libcurl 7.88; a failure means a programming error.
+  [[maybe_unused]] const CURLcode code = curl_easy_setopt(easy, option, value);
+}
+
+}  // namespace
+
+Transport::Transport(std::unique_ptr<State> state) : m_state(std::move(state)) {}
+Transport::Transport(Transport&&) noexcept = default;
+Transport& Transport::operator=(Transport&&) noexcept = default;
+Transport::~Transport() {
+  if (m_state) {
+    for (auto& t : m_state->transfers) curl_multi_remove_handle(m_state->multi.get(), t.easy.get());
+  }
+}
+
+Result<Transport> Transport::create(TransportOptions options) {
+  global_init();
+  auto state = std::make_unique<State>();
+  state->options = std::move(options);
+  state->multi.reset(curl_multi_init());
+  if (!state->multi) return fail("failed to initialise libcurl: curl_multi_init returned null");
+  curl_multi_setopt(state->multi.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+  return Transport(std::move(state));
+}
+
+const TransportOptions& Transport::options() const { return m_state->options; }
+std::uint64_t Transport::exchanges() const { return m_state->exchanges; }
+
+void Transport::submit(Request request, std::function<void(Response)> done) {
+  auto& t = m_state->transfers.emplace_back();
+  t.request = std::move(request);
+  t.done = std::move(done);
+  t.started = Clock::now();
+  t.response.url = t.request.url;
+  t.easy.reset(curl_easy_init());
+  CURL* e = t.easy.get();
+  const auto& o = m_state->options;
+  set(e, CURLOPT_URL, t.request.url.c_str());
+  set(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  set(e, CURLOPT_NOSIGNAL, 1L);
+  const bool bulk = t.request.channel == Channel::bulk;
+  set(e, CURLOPT_HTTP_VERSION, static_cast<long>(bulk ? CURL_HTTP_VERSION_1_1 : CURL_HTTP_VERSION_2TLS));
+  set(e, CURLOPT_PIPEWAIT, 1L);
+  set(e, CURLOPT_CONNECTTIMEOUT, static_cast<long>(o.connect_timeout.count()));
+  set(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  set(e, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.stall_timeout.count()));
+  set(e, CURLOPT_SSL_VERIFYPEER, o.verify_tls ? 1L : 0L);
+  set(e, CURLOPT_SSL_VERIFYHOST, o.verify_tls ? 2L : 0L);
+  if (!o.ca_file.empty()) set(e, CURLOPT_CAINFO, o.ca_file.c_str());
+  set(e, CURLOPT_WRITEFUNCTION, on_write);
+  set(e, CURLOPT_WRITEDATA, &t);
+  set(e, CURLOPT_HEADERFUNCTION, on_header);
+  set(e, CURLOPT_HEADERDATA, &t);
+  set(e, CURLOPT_PRIVATE, &t);
+  if (t.request.follow_redirects && (t.request.method == Method::get || t.request.method == Method::head)) {
+    set(e, CURLOPT_FOLLOWLOCATION, 1L);
+    set(e, CURLOPT_MAXREDIRS, 5L);
+  }
+  const auto body_size = t.request.file_body ? t.request.file_body->length : t.request.body.size();
+  switch (t.request.method) {
+    case Method::get: break;
+    case Method::head: set(e, CURLOPT_NOBODY, 1L); break;
+    case Method::del: set(e, CURLOPT_CUSTOMREQUEST, "DELETE"); break;
+    case Method::post:
+    case Method::put:
+    case Method::patch:
+      set(e, CURLOPT_UPLOAD, 1L);
+      set(e, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body_size));
+      set(e, CURLOPT_READFUNCTION, on_read);
+      set(e, CURLOPT_READDATA, &t);
+      set(e, CURLOPT_SEEKFUNCTION, on_seek);
+      set(e, CURLOPT_SEEKDATA, &t);
+      if (t.request.method != Method::put) set(e, CURLOPT_CUSTOMREQUEST, std::string(method_name(t.request.method)).c_str());
+      break;
+  }
+  curl_slist* list = nullptr;
+  // "Expect: 100-continue" would cost a round trip per upload on HTTP/1.1.
+  list = curl_slist_append(list, "Expect:");
+  for (const auto& h : t.request.headers) list = curl_slist_append(list, h.c_str());
+  t.header_list.reset(list);
+  set(e, CURLOPT_HTTPHEADER, list);
+  ++m_state->exchanges;
+  curl_multi_add_handle(m_state->multi.get(), e);
+}
+
+void Transport::after(std::chrono::milliseconds delay, std::function<void()> action) {
+  m_state->timers.emplace(Clock::now() + delay, std::move(action));
+}
+
+Result<void> Transport::run() {
+  auto& s = *m_state;
+  while (!s.transfers.empty() || !s.timers.empty()) {
+    int running = 0;
+    if (const auto code = curl_multi_perform(s.multi.get(), &running); code != CURLM_OK) {
+      return fail("failed to run HTTP transfers: {}", curl_multi_strerror(code));
+    }
+    std::vector<std::pair<Transfer*, CURLcode>> finished;
+    int queued = 0;
+    while (CURLMsg* message = curl_multi_info_read(s.multi.get(), &queued)) {
+      if (message->msg != CURLMSG_DONE) continue;
+      Transfer* t = nullptr;
+      curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
+      finished.emplace_back(t, message->data.result);
+    }
+    for (auto [t, code] : finished) {
+      curl_multi_remove_handle(s.multi.get(), t->easy.get());
+      auto& r = t->response;
+      curl_easy_getinfo(t->easy.get(), CURLINFO_RESPONSE_CODE, &r.status);
+      char* effective = nullptr;
+      if (curl_easy_getinfo(t->easy.get(), CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective) {
+        r.url = effective;
+      }
+      r.failure = classify(code);
+      if (code == CURLE_ABORTED_BY_CALLBACK || !t->open_error.empty()) {
+        r.failure = TransportFailure::other;
+        r.error = t->open_error;
+      } else if (r.failure == TransportFailure::too_large) {
+        r.error = fmt::format("response body exceeds the limit of {} bytes", t->request.max_response_body);
+      } else if (r.failure != TransportFailure::none) {
+        r.error = curl_easy_strerror(code);
+      }
+      if (s.options.verbose) {
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t->started).count();
+        fmt::print(stderr, "hwimg: {} {} -> {} ({} ms)\n", method_name(t->request.method), redact_url(t->request.url),
+                   r.ok() ? std::to_string(r.status) : r.error, ms);
+      }
+      auto done = std::move(t->done);
+      auto response = std::move(t->response);
+      s.transfers.remove_if([t](const Transfer& x) { return &x == t; });
+      done(std::move(response));
+    }
+    const auto now = Clock::now();
+    while (!s.timers.empty() && s.timers.begin()->first <= now) {
+      auto action = std::move(s.timers.begin()->second);
+      s.timers.erase(s.timers.begin());
+      action();
+    }
+    if (!finished.empty()) continue;
+    int wait_ms = 1000;
+    if (!s.timers.empty()) {
+      const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(s.timers.begin()->first - now).count();
+      wait_ms = static_cast<int>(std::clamp<long long>(until, 0, 1000));
+    }
+    if (s.transfers.empty()) {
+      ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
+      continue;
+    }
+    if (const auto code = curl_multi_poll(s.multi.get(), nullptr, 0, wait_ms, nullptr); code != CURLM_OK) {
+      return fail("failed to wait for HTTP transfers: {}", curl_multi_strerror(code));
+    }
+  }
+  return {};
+}
+
+Result<Response> Transport::perform(Request request) {
+  Response out;
+  submit(std::move(request), [&out](Response r) { out = std::move(r); });
+  if (auto r = run(); !r) return std::unexpected(r.error());
+  return out;
+}
+
+std::string redact_url(std::string_view url) {
+  const auto query = url.find('?');
+  if (query == std::string_view::npos) return std::string(url);
+  std::string out(url.substr(0, query + 1));
+  bool first = true;
+  for (const auto& pair : util::split(url.substr(query + 1), '&')) {
+    if (!first) out += '&';
+    first = false;
+    const auto eq = pair.find('=');
+    const auto key = pair.substr(0, eq);
+    const bool secret = key == "_state" || key.find("token") != std::string::npos || key == "password" ||
+                        key.find("signature") != std::string::npos || key.find("Signature") != std::string::npos;
+    out += secret && eq != std::string::npos ? key + "=REDACTED" : pair;
+  }
+  return out;
+}
+
+std::string resolve_url(std::string_view base, std::string_view reference) {
+  if (reference.starts_with("http://") || reference.starts_with("https://")) return std::string(reference);
+  const auto scheme_end = base.find("://");
+  const auto authority_end = base.find('/', scheme_end == std::string_view::npos ? 0 : scheme_end + 3);
+  const auto origin = base.substr(0, authority_end);
+  if (reference.starts_with("//")) return std::string(base.substr(0, scheme_end + 1)) + std::string(reference);
+  if (reference.starts_with('/')) return std::string(origin) + std::string(reference);
+  auto path = authority_end == std::string_view::npos ? std::string_view("/") : base.substr(authority_end);
+  path = path.substr(0, path.find('?'));
+  return std::string(origin) + std::string(path.substr(0, path.rfind('/') + 1)) + std::string(reference);
+}
+
+std::string url_encode(std::string_view value) {
+  std::string out;
+  for (const char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", u);
+    }
+  }
+  return out;
+}
+
+}  // namespace hwimg::registry

@@ -1,0 +1,118 @@
+#pragma once
+// One libcurl multi handle running many HTTP exchanges at once: connection reuse, HTTP/2 where the
+// server offers it, TLS verification, timeouts and a size limit on every response body.
+// Callbacks run on the thread that calls run(); they may submit further requests.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hwimg/util/error.hpp"
+
+namespace hwimg::registry {
+
+enum class Method { get, head, post, put, patch, del };
+[[nodiscard]] std::string_view method_name(Method method);
+
+// A request body streamed from part of a file (a blob in an image layout).
+struct FileBody {
+  std::filesystem::path path;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+
+enum class Channel { multiplexed, bulk };
+
+struct Request {
+  Request() = default;
+  Request(Method m, std::string u) : method(m), url(std::move(u)) {}
+
+  Method method = Method::get;
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"
+  std::string body;
+  std::optional<FileBody> file_body;  // used instead of `body` when set
+  std::size_t max_response_body = std::size_t{1} << 20;
+  bool follow_redirects = false;  // GET/HEAD only; Authorization is never sent to another host
+  // Bulk transfers go over their own HTTP/1.1 connections: on one multiplexed HTTP/2 connection
+  // the server decrypts and flow-controls every upload on a single stream of TLS records.
+  Channel channel = Channel::multiplexed;
+  // Sees every chunk of a file body as curl reads it: (offset within the body, bytes).
+  std::function<void(std::uint64_t, std::string_view)> on_body_read;
+};
+
+// Why an exchange got no complete HTTP response.
+enum class TransportFailure {
+  none,
+  connect,       // DNS, refused, reset, dropped: worth retrying
+  tls_handshake, // e.g. a plain-HTTP server on an HTTPS URL
+  tls_verify,    // the certificate failed verification
+  timeout,
+  truncated,     // the connection closed in the middle of the body
+  too_large,     // the body exceeded max_response_body
+  other,
+};
+
+struct Response {
+  long status = 0;
+  TransportFailure failure = TransportFailure::none;
+  std::string error;  // libcurl's explanation when failure != none
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  std::string url;
+
+  [[nodiscard]] bool ok() const { return failure == TransportFailure::none; }
+  [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
+  [[nodiscard]] std::vector<std::string> header_values(std::string_view name) const;
+};
+
+struct TransportOptions {
+  std::filesystem::path ca_file;  // empty: the system store
+  bool verify_tls = true;
+  bool verbose = false;           // one line per exchange on stderr, secrets redacted
+  std::chrono::seconds connect_timeout{30};
+  std::chrono::seconds stall_timeout{60};  // abort when nothing moves for this long
+};
+
+class Transport {
+public:
+  [[nodiscard]] static Result<Transport> create(TransportOptions options);
+  Transport(Transport&&) noexcept;
+  Transport& operator=(Transport&&) noexcept;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+  ~Transport();
+
+  void submit(Request request, std::function<void(Response)> done);
+  void after(std::chrono::milliseconds delay, std::function<void()> action);
+  // Runs until no exchange and no timer is left.
+  [[nodiscard]] Result<void> run();
+  // One exchange, synchronously; not from inside a callback.
+  [[nodiscard]] Result<Response> perform(Request request);
+
+  [[nodiscard]] const TransportOptions& options() const;
+  [[nodiscard]] std::uint64_t exchanges() const;  // requests sent so far
+
+private:
+  struct State;
+  explicit Transport(std::unique_ptr<State> state);
+  std::unique_ptr<State> m_state;
+};
+
+// The URL with upload-state and token query values hidden, for logs and errors.
+[[nodiscard]] std::string redact_url(std::string_view url);
+
+// `reference` resolved against `base` (absolute URL, absolute path, or relative path).
+[[nodiscard]] std::string resolve_url(std::string_view base, std::string_view reference);
+
+// Percent-encodes a query value (RFC 3986 unreserved characters kept).
+[[nodiscard]] std::string url_encode(std::string_view value);
+
+}  // namespace hwimg::registry

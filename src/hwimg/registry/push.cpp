@@ -1,0 +1,335 @@
+#include "hwimg/registry/push.hpp"
+
+#include <deque>
+#include <set>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hwimg/registry/blob_locations.hpp"
+#include "hwimg/registry/push_plan.hpp"
+
+namespace hwimg::registry {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Mount sources beyond this many repositories are not worth a larger token scope.
+constexpr std::size_t max_mount_sources = 4;
+
+struct BlobJob {
+  oci::Descriptor blob;
+  std::optional<std::string> mount_from;
+  unsigned attempt = 0;
+  std::string location;
+  std::uint64_t offset = 0;
+  oci::Sha256 hasher;
+  std::uint64_t hashed = 0;
+};
+
+class Pusher {
+public:
+  Pusher(Session& session, PushPlan plan, Reference destination, BlobLocations& locations)
+      : m_session(session), m_plan(std::move(plan)), m_destination(std::move(destination)), m_locations(locations),
+        m_show_progress(session.options().progress == ProgressDisplay::automatic && !session.options().verbose &&
+                        ::isatty(STDERR_FILENO) == 1) {}
+
+  Result<PushSummary> run() {
+    const auto& registry = m_destination.registry;
+    if (auto r = m_session.connect(registry, Probe::ping); !r) return std::unexpected(r.error());
+    std::set<std::string> sources;
+    for (const auto& blob : m_plan.blobs) {
+      auto& job = m_jobs.emplace_back();
+      job.blob = blob;
+      job.mount_from = m_locations.other_repository(registry, blob.digest, m_destination.repository);
+      if (job.mount_from && (sources.contains(*job.mount_from) || sources.size() < max_mount_sources)) {
+        sources.insert(*job.mount_from);
+      } else {
+        job.mount_from.reset();
+      }
+    }
+    m_scopes = {repository_scope(m_destination.repository, "pull,push")};
+    for (const auto& source : sources) m_scopes.push_back(repository_scope(source, "pull"));
+    if (auto r = m_session.authorize(registry, m_scopes); !r) return std::unexpected(r.error());
+
+    for (auto& job : m_jobs) m_pending_blobs.push_back(&job);
+    start_blobs();
+    if (auto r = finish_phase(); !r) return std::unexpected(r.error());
+
+    for (const auto& m : m_plan.manifests) m_pending_manifests.push_back(&m);
+    start_manifests();
+    if (auto r = finish_phase(); !r) return std::unexpected(r.error());
+
+    m_pending_manifests.push_back(&m_plan.root);
+    start_manifests();
+    if (auto r = finish_phase(); !r) return std::unexpected(r.error());
+
+    for (const auto& blob : m_plan.blobs) m_locations.record(registry, blob.digest, m_destination.repository);
+    if (auto r = m_locations.save(); !r && m_session.options().verbose) {
+      fmt::print(stderr, "hwimg: warning: could not remember blob locations: {}\n", r.error().message);
+    }
+    m_summary.digest = m_plan.root.descriptor.digest;
+    m_summary.reference = m_destination.with_tag(m_plan.root.tag).str();
+    m_summary.requests = m_session.transport().exchanges();
+    return m_summary;
+  }
+
+private:
+  std::string blob_url(const oci::Digest& digest) const {
+    return fmt::format("/v2/{}/blobs/{}", m_destination.repository, digest.str());
+  }
+
+  Result<void> finish_phase() {
+    auto r = m_session.transport().run();
+    clear_progress();
+    if (!r) return r;
+    if (m_error) return std::unexpected(*m_error);
+    return {};
+  }
+
+  void fail_with(Error error) {
+    if (!m_error) m_error = std::move(error);
+  }
+
+  void exchange(Request request, Retry retry, std::function<void(Response)> on_response) {
+    m_session.exchange(m_destination.registry, std::move(request), m_scopes, retry,
+                       [this, on_response = std::move(on_response)](Result<Response> r) {
+                         if (!r) return fail_with(r.error());
+                         on_response(std::move(*r));
+                       });
+  }
+
+  // ---- blobs ----
+  void start_blobs() {
+    while (!m_error && m_active < m_session.options().jobs && !m_pending_blobs.empty()) {
+      auto* job = m_pending_blobs.front();
+      m_pending_blobs.pop_front();
+      ++m_active;
+      check_blob(*job);
+    }
+  }
+
+  void blob_done() {
+    --m_active;
+    ++m_blobs_done;
+    show_progress();
+    start_blobs();
+  }
+
+  void blob_failed(BlobJob& job, const std::string& why) {
+    fail_with(Error{fmt::format("failed to push blob {}: {}", job.blob.digest.str(), why)});
+    --m_active;
+  }
+
+  void check_blob(BlobJob& job) {
+    Request request{Method::head, blob_url(job.blob.digest)};
+    request.follow_redirects = true;
+    exchange(std::move(request), Retry::safe, [this, &job](Response r) {
+      if (r.ok() && r.status == 200) {
+        const auto length = r.header("content-length");
+        if (length && *length != std::to_string(job.blob.size)) {
+          return blob_failed(job, fmt::format("the registry holds it with size {}, the layout says {}", *length,
+                                              job.blob.size));
+        }
+        if (job.attempt > 0) {
+          count_upload(job);
+        } else {
+          ++m_summary.blobs_present;
+        }
+        return blob_done();
+      }
+      if (r.ok() && r.status == 404) return start_upload(job);
+      blob_failed(job, describe(r));
+    });
+  }
+
+  void start_upload(BlobJob& job) {
+    struct stat info {};
+    const auto path = m_blob_directory / job.blob.digest.hex();
+    if (::stat(path.c_str(), &info) != 0 || info.st_size != job.blob.size) {
+      return blob_failed(job, fmt::format("the layout's copy is missing or not {} bytes long", job.blob.size));
+    }
+    auto url = fmt::format("/v2/{}/blobs/uploads/", m_destination.repository);
+    if (job.mount_from) url += fmt::format("?mount={}&from={}", url_encode(job.blob.digest.str()), url_encode(*job.mount_from));
+    Request request{Method::post, url};
+    exchange(std::move(request), Retry::safe, [this, &job](Response r) {
+      if (r.ok() && r.status == 201 && job.mount_from) {
+        ++m_summary.blobs_mounted;
+        return blob_done();
+      }
+      job.mount_from.reset();  // a failed mount already opened an upload session
+      const auto location = r.header("location");
+      if (!r.ok() || r.status != 202 || !location) return retry_or_fail(job, r);
+      job.location = resolve_url(r.url, *location);
+      job.offset = 0;
+      if (static_cast<std::uint64_t>(job.blob.size) > m_session.options().chunk_size) return send_chunk(job);
+      send_whole(job);
+    });
+  }
+
+  Request data_request(BlobJob& job, Method method, std::string url, std::uint64_t offset, std::uint64_t length) {
+    Request request{method, std::move(url)};
+    request.headers.push_back("Content-Type: application/octet-stream");
+    request.channel = Channel::bulk;
+    request.file_body = FileBody{m_blob_directory / job.blob.digest.hex(), offset, length};
+    request.on_body_read = [this, &job, offset](std::uint64_t at, std::string_view data) {
+      if (offset + at != job.hashed) return;  // re-sent bytes are hashed once
+      job.hasher.update(data);
+      job.hashed += data.size();
+      m_bytes_read += data.size();
+      show_progress();
+    };
+    return request;
+  }
+
+  std::string finish_url(const BlobJob& job) const {
+    return job.location + (job.location.find('?') == std::string::npos ? "?" : "&") +
+           "digest=" + url_encode(job.blob.digest.str());
+  }
+
+  void send_whole(BlobJob& job) {
+    const auto size = static_cast<std::uint64_t>(job.blob.size);
+    exchange(data_request(job, Method::put, finish_url(job), 0, size), Retry::never,
+             [this, &job](Response r) { finish_upload(job, r); });
+  }
+
+  void send_chunk(BlobJob& job) {
+    const auto size = static_cast<std::uint64_t>(job.blob.size);
+    const auto length = std::min(m_session.options().chunk_size, size - job.offset);
+    auto request = data_request(job, Method::patch, job.location, job.offset, length);
+    request.headers.push_back(fmt::format("Content-Range: {}-{}", job.offset, job.offset + length - 1));
+    exchange(std::move(request), Retry::never, [this, &job, length](Response r) {
+      const auto location = r.header("location");
+      if (!r.ok() || r.status != 202 || !location) return retry_or_fail(job, r);
+      job.location = resolve_url(r.url, *location);
+      job.offset += length;
+      if (job.offset < static_cast<std::uint64_t>(job.blob.size)) return send_chunk(job);
+      if (auto corrupt = corruption(job)) return blob_failed(job, *corrupt);
+      Request finish{Method::put, finish_url(job)};
+      finish.headers.push_back("Content-Type: application/octet-stream");
+      exchange(std::move(finish), Retry::never, [this, &job](Response done) { finish_upload(job, done); });
+    });
+  }
+
+  void count_upload(const BlobJob& job) {
+    ++m_summary.blobs_uploaded;
+    m_summary.bytes_uploaded += static_cast<std::uint64_t>(job.blob.size);
+  }
+
+  std::optional<std::string> corruption(BlobJob& job) {
+    if (job.hashed != static_cast<std::uint64_t>(job.blob.size)) return std::nullopt;
+    auto copy = std::exchange(job.hasher, oci::Sha256());
+    const auto actual = copy.finish();
+    job.hashed = 0;
+    if (actual == job.blob.digest) return std::nullopt;
+    return fmt::format("the layout's copy is corrupt: its content hashes to {}", actual.str());
+  }
+
+  void finish_upload(BlobJob& job, const Response& r) {
+    if (r.ok() && r.status == 201) {
+      if (const auto digest = r.header("docker-content-digest"); digest && *digest != job.blob.digest.str()) {
+        return blob_failed(job, fmt::format("the registry stored it as {}", *digest));
+      }
+      count_upload(job);
+      return blob_done();
+    }
+    if (auto corrupt = corruption(job)) return blob_failed(job, *corrupt);
+    retry_or_fail(job, r);
+  }
+
+  // An upload session cannot be resumed reliably (distribution 2.8.2), so a failed upload starts
+  // over from the HEAD: the lost answer may have been the 201 of a finished upload, and libcurl
+  // itself re-sends a request once when a reused connection dies, which then finds the session gone.
+  void retry_or_fail(BlobJob& job, const Response& r) {
+    const bool session_lost = r.ok() && r.status == 404 && (r.body.find("BLOB_UPLOAD_UNKNOWN") != std::string::npos ||
+                                                            r.body.find("BLOB_UPLOAD_INVALID") != std::string::npos);
+    if (!(is_transient(r) || session_lost) || job.attempt + 1 >= m_session.options().max_attempts) {
+      return blob_failed(job, describe(r));
+    }
+    const auto delay = backoff_delay(r, job.attempt++, m_session.random());
+    if (m_session.options().verbose) {
+      fmt::print(stderr, "hwimg: restarting upload of {} in {} ms ({})\n", job.blob.digest.short_hex(), delay.count(),
+                 describe(r));
+    }
+    m_session.transport().after(delay, [this, &job] { check_blob(job); });
+  }
+
+  // ---- manifests ----
+  void start_manifests() {
+    while (!m_error && m_active < m_session.options().jobs && !m_pending_manifests.empty()) {
+      const auto* manifest = m_pending_manifests.front();
+      m_pending_manifests.pop_front();
+      ++m_active;
+      put_manifest(*manifest);
+    }
+  }
+
+  void put_manifest(const PlannedManifest& manifest) {
+    const auto& reference = manifest.tag.empty() ? manifest.descriptor.digest.str() : manifest.tag;
+    Request request{Method::put, fmt::format("/v2/{}/manifests/{}", m_destination.repository, reference)};
+    request.headers.push_back("Content-Type: " + manifest.descriptor.media_type);
+    request.body = manifest.bytes;
+    exchange(std::move(request), Retry::safe, [this, &manifest, reference](Response r) {
+      --m_active;
+      if (!r.ok() || r.status != 201) {
+        return fail_with(Error{fmt::format("failed to push manifest {}: {}", reference, describe(r))});
+      }
+      if (const auto digest = r.header("docker-content-digest"); digest && *digest != manifest.descriptor.digest.str()) {
+        return fail_with(Error{fmt::format("failed to push manifest {}: the registry stored it as {}", reference,
+                                           *digest)});
+      }
+      ++m_summary.manifests_pushed;
+      if (!manifest.tag.empty()) m_summary.tags.push_back(manifest.tag);
+      start_manifests();
+    });
+  }
+
+  // ---- progress on a terminal ----
+  void show_progress() {
+    if (!m_show_progress) return;
+    const auto now = Clock::now();
+    if (now - m_last_progress < std::chrono::milliseconds(100)) return;
+    m_last_progress = now;
+    fmt::print(stderr, "\r\033[Kpushing {}: blobs {}/{}, {:.1f} MiB sent", m_destination.name(), m_blobs_done,
+               m_jobs.size(), static_cast<double>(m_bytes_read) / (1 << 20));
+  }
+  void clear_progress() {
+    if (m_show_progress) fmt::print(stderr, "\r\033[K");
+  }
+
+  Session& m_session;
+  PushPlan m_plan;
+  Reference m_destination;
+  BlobLocations& m_locations;
+  bool m_show_progress;
+  Scopes m_scopes;
+  std::deque<BlobJob> m_jobs;
+  std::deque<BlobJob*> m_pending_blobs;
+  std::deque<const PlannedManifest*> m_pending_manifests;
+  std::filesystem::path m_blob_directory = m_plan.layout / "blobs" / "sha256";
+  unsigned m_active = 0;
+  std::size_t m_blobs_done = 0;
+  std::uint64_t m_bytes_read = 0;
+  Clock::time_point m_last_progress{};
+  std::optional<Error> m_error;
+  PushSummary m_summary;
+};
+
+}  // namespace
+
+Result<PushSummary> push_layout(Session& session, const std::filesystem::path& layout_dir, std::string_view tag,
+                                const Reference& destination) {
+  if (destination.digest) {
+    return fail_usage("failed to push to {}: name a tag, not a digest (the digest comes from the content)",
+                      destination.str());
+  }
+  const std::string destination_tag = !destination.tag.empty() ? destination.tag : !tag.empty() ? std::string(tag) : "latest";
+  if (auto r = validate_registry_tag(destination_tag); !r) return std::unexpected(r.error());
+  auto plan = plan_push(layout_dir, tag, destination_tag);
+  if (!plan) return std::unexpected(plan.error());
+  auto locations = BlobLocations::load(layout_dir / ".hwimg" / "registry-blobs.json");
+  Pusher pusher(session, std::move(*plan), destination, locations);
+  return pusher.run();
+}
+
+}  // namespace hwimg::registry

@@ -1,0 +1,83 @@
+#include "hwimg/registry/push_plan.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "hwimg/oci/documents.hpp"
+#include "hwimg/oci/layout.hpp"
+#include "hwimg/oci/media_types.hpp"
+#include "hwimg/registry/reference.hpp"
+
+namespace hwimg::registry {
+
+Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_view tag,
+                           std::string_view destination_tag) {
+  auto layout = oci::Layout::open(layout_dir);
+  if (!layout) return std::unexpected(layout.error());
+  auto root = layout->resolve(tag);
+  if (!root) return std::unexpected(root.error());
+  auto index_json = layout->read_index_json();
+  if (!index_json) return std::unexpected(index_json.error());
+
+  PushPlan plan;
+  plan.layout = layout_dir;
+  std::set<oci::Digest> seen;
+  const auto add_manifest = [&](const oci::Descriptor& descriptor, std::string bytes, std::string dest) -> Result<void> {
+    auto manifest = oci::parse_manifest(bytes);
+    if (!manifest) return std::unexpected(manifest.error().context("failed to read manifest " + descriptor.digest.str()));
+    for (const auto* blob : {&manifest->config}) {
+      if (seen.insert(blob->digest).second) plan.blobs.push_back(*blob);
+    }
+    for (const auto& layer : manifest->layers) {
+      if (seen.insert(layer.digest).second) plan.blobs.push_back(layer);
+    }
+    if (!dest.empty()) {
+      if (auto r = validate_registry_tag(dest); !r) return std::unexpected(r.error().context("failed to plan the push"));
+    }
+    plan.manifests.push_back(PlannedManifest{descriptor, std::move(bytes), std::move(dest)});
+    return {};
+  };
+
+  auto root_bytes = layout->read_blob(*root);
+  if (!root_bytes) return std::unexpected(root_bytes.error());
+  plan.root = PlannedManifest{*root, *root_bytes, std::string(destination_tag)};
+  if (oci::media_type::is_manifest(root->media_type)) {
+    if (auto r = add_manifest(*root, std::move(*root_bytes), ""); !r) return std::unexpected(r.error());
+    plan.manifests.clear();
+  } else if (oci::media_type::is_index(root->media_type)) {
+    auto index = oci::parse_index(plan.root.bytes);
+    if (!index) return std::unexpected(index.error().context("failed to read index " + root->digest.str()));
+    for (const auto& child : index->manifests) {
+      if (!oci::media_type::is_manifest(child.media_type)) {
+        return fail("failed to plan the push of {}: index entry {} has media type \"{}\" (nested indexes are not "
+                    "supported)", layout_dir.string(), child.digest.str(), child.media_type);
+      }
+      std::string dest;
+      const std::string prefix = std::string(tag) + "-";
+      for (const auto& d : index_json->manifests) {
+        const auto name = d.ref_name();
+        if (!tag.empty() && d.digest == child.digest && name && name->starts_with(prefix)) {
+          dest = std::string(destination_tag) + "-" + name->substr(prefix.size());
+          break;
+        }
+      }
+      auto bytes = layout->read_blob(child);
+      if (!bytes) return std::unexpected(bytes.error());
+      if (auto r = add_manifest(child, std::move(*bytes), std::move(dest)); !r) return std::unexpected(r.error());
+    }
+  } else {
+    return fail("failed to plan the push of {}: \"{}\" has media type \"{}\", not a manifest or index",
+                layout_dir.string(), tag, root->media_type);
+  }
+  for (const auto& blob : plan.blobs) {
+    if (!layout->has_blob(blob.digest)) {
+      return fail("failed to plan the push of {}: blob {} is missing from the layout", layout_dir.string(),
+                  blob.digest.str());
+    }
+  }
+  std::stable_sort(plan.blobs.begin(), plan.blobs.end(),
+                   [](const oci::Descriptor& a, const oci::Descriptor& b) { return a.size > b.size; });
+  return plan;
+}
+
+}  // namespace hwimg::registry

@@ -1,0 +1,32 @@
+#pragma once
+// What a push sends, read from an image layout and verified: the unique blobs, the variant
+// manifests with their tags, and the index last.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "hwimg/oci/descriptor.hpp"
+#include "hwimg/util/error.hpp"
+
+namespace hwimg::registry {
+
+struct PlannedManifest {
+  oci::Descriptor descriptor;
+  std::string bytes;
+  std::string tag;  // where it goes on the registry; empty: by digest only
+};
+
+struct PushPlan {
+  std::filesystem::path layout;
+  std::vector<oci::Descriptor> blobs;         // unique by digest, largest first
+  std::vector<PlannedManifest> manifests;     // variant manifests (empty for a single image)
+  PlannedManifest root;                       // the index (or the single manifest), pushed last
+};
+
+// Reads `oci:layout_dir:tag`. `destination_tag` names the root on the registry; each variant
+// manifest the layout tags `<tag>-<id>` goes up as `<destination_tag>-<id>`.
+[[nodiscard]] Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_view tag,
+                                         std::string_view destination_tag);
+
+}  // namespace hwimg::registry

@@ -1,0 +1,344 @@
+#include "hwimg/registry/session.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+#include "hwimg/registry/reference.hpp"
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::registry {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr auto min_token_lifetime = 60s;
+constexpr auto token_margin = 5s;
+constexpr auto max_retry_after = 60s;
+
+std::string host_of(std::string_view registry) {
+  if (registry.starts_with('[')) return std::string(registry.substr(1, registry.find(']') - 1));
+  return std::string(registry.substr(0, registry.find(':')));
+}
+
+std::string first_line(std::string_view text, std::size_t limit) {
+  auto line = util::trim(text.substr(0, text.find('\n')));
+  if (line.size() > limit) return std::string(line.substr(0, limit)) + "...";
+  return std::string(line);
+}
+
+}  // namespace
+
+std::string repository_scope(std::string_view repository, std::string_view actions) {
+  return fmt::format("repository:{}:{}", repository, actions);
+}
+
+bool is_transient(const Response& r) {
+  if (!r.ok()) {
+    return r.failure == TransportFailure::connect || r.failure == TransportFailure::timeout ||
+           r.failure == TransportFailure::truncated;
+  }
+  return r.status == 408 || r.status == 429 || (r.status >= 500 && r.status <= 599);
+}
+
+std::chrono::milliseconds backoff_delay(const Response& r, unsigned attempt, std::mt19937& random) {
+  if (const auto after = r.header("retry-after")) {
+    unsigned seconds = 0;
+    const auto text = util::trim(*after);
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (ec == std::errc() && end == text.data() + text.size()) {
+      return std::min<std::chrono::milliseconds>(std::chrono::seconds(seconds), max_retry_after);
+    }
+  }
+  const auto base = std::min<std::int64_t>(200ll << std::min(attempt, 10u), 10'000);
+  std::uniform_int_distribution<std::int64_t> jitter(0, base / 2);
+  return std::chrono::milliseconds(base + jitter(random));
+}
+
+std::string describe(const Response& r) {
+  switch (r.failure) {
+    case TransportFailure::none: break;
+    case TransportFailure::connect: return "connection failed: " + r.error;
+    case TransportFailure::tls_handshake: return "TLS handshake failed: " + r.error;
+    case TransportFailure::tls_verify:
+      return "TLS certificate verification failed: " + r.error + " (use --ca-file for a private CA)";
+    case TransportFailure::timeout: return "timed out: " + r.error;
+    case TransportFailure::truncated: return "the connection closed before the whole response arrived";
+    case TransportFailure::too_large:
+    case TransportFailure::other: return r.error;
+  }
+  auto out = fmt::format("HTTP {}", r.status);
+  const auto type = r.header("content-type").value_or("");
+  if (type.find("json") != std::string::npos) {
+    const auto body = json::parse(r.body, nullptr, false);
+    if (body.is_object() && body.contains("errors") && body["errors"].is_array()) {
+      std::vector<std::string> parts;
+      for (const auto& e : body["errors"]) {
+        if (!e.is_object()) continue;
+        auto part = e.value("code", std::string());
+        if (const auto message = e.value("message", std::string()); !message.empty()) part += ": " + message;
+        if (e.contains("detail") && !e["detail"].is_null()) part += " (" + first_line(e["detail"].dump(), 200) + ")";
+        parts.push_back(std::move(part));
+      }
+      if (!parts.empty()) return out + " " + util::join(parts, "; ");
+    }
+  }
+  if (!r.body.empty() && type.find("text") != std::string::npos) out += ": " + first_line(r.body, 200);
+  return out;
+}
+
+Result<Response> expect_status(Result<Response> result, std::initializer_list<long> statuses, std::string_view what) {
+  if (!result) return std::unexpected(result.error().context(fmt::format("failed to {}", what)));
+  if (!result->ok() || std::find(statuses.begin(), statuses.end(), result->status) == statuses.end()) {
+    return fail("failed to {}: {}", what, describe(*result));
+  }
+  return result;
+}
+
+Session::Session(ClientOptions options, Transport transport)
+    : m_options(std::move(options)), m_transport(std::move(transport)), m_random(std::random_device{}()) {}
+
+Result<std::unique_ptr<Session>> Session::create(ClientOptions options) {
+  if (options.docker_config_dir.empty()) options.docker_config_dir = default_docker_config_dir();
+  if (options.jobs == 0) options.jobs = 1;
+  if (options.max_attempts == 0) options.max_attempts = 1;
+  TransportOptions transport_options;
+  transport_options.ca_file = options.ca_file;
+  transport_options.verify_tls = !options.insecure;
+  transport_options.verbose = options.verbose;
+  auto transport = Transport::create(transport_options);
+  if (!transport) return std::unexpected(transport.error());
+  return std::unique_ptr<Session>(new Session(std::move(options), std::move(*transport)));
+}
+
+Session::RegistryState* Session::state_for(const std::string& registry, std::string& error) {
+  if (const auto it = m_registries.find(registry); it != m_registries.end()) return &it->second;
+  const bool loopback = is_loopback_host(host_of(registry));
+  if (m_options.plain_http && !loopback && !m_options.insecure) {
+    error = fmt::format("failed to connect to {}: refusing plain HTTP to a registry that is not on this machine "
+                        "(use --insecure to allow it)", registry);
+    return nullptr;
+  }
+  auto& state = m_registries[registry];
+  // Docker Hub's canonical name is not its API endpoint.
+  state.authority = registry == "docker.io" ? "registry-1.docker.io" : registry;
+  state.base_url = (m_options.plain_http ? "http://" : "https://") + state.authority;
+  state.scheme_known = m_options.plain_http;
+  state.http_allowed = loopback || m_options.insecure;
+  return &state;
+}
+
+bool Session::fall_back_to_http(RegistryState& state, const Response& response) {
+  if (response.ok()) state.scheme_known = true;
+  if (state.scheme_known || !state.http_allowed || response.failure != TransportFailure::tls_handshake) return false;
+  // A loopback (or --insecure) registry that does not speak TLS gets plain HTTP, as with Docker.
+  state.base_url = "http://" + state.authority;
+  state.scheme_known = true;
+  return true;
+}
+
+Result<std::string> Session::connect(const std::string& registry, Probe probe) {
+  std::string error;
+  auto* state = state_for(registry, error);
+  if (state == nullptr) return std::unexpected(Error{error});
+  if (probe == Probe::lazy || state->pinged) return state->base_url;
+  Response response;
+  do {
+    std::optional<Response> out;
+    send(Request{Method::get, state->base_url + "/v2/"}, Retry::safe, 0, [&out](Response r) { out = std::move(r); });
+    if (auto r = m_transport.run(); !r) return std::unexpected(r.error());
+    response = std::move(*out);
+  } while (fall_back_to_http(*state, response));
+  if (!response.ok()) return fail("failed to connect to {}: {}", registry, describe(response));
+  if (response.status == 401) {
+    if (auto r = learn_challenge(*state, registry, response); !r) return std::unexpected(r.error());
+  } else if (response.status == 404) {
+    return fail("failed to connect to {}: {}/v2/ answered 404, it does not serve the registry API", registry,
+                state->base_url);
+  } else if (response.status != 200) {
+    return fail("failed to connect to {}: {}", registry, describe(response));
+  }
+  state->pinged = true;
+  return state->base_url;
+}
+
+Result<void> Session::learn_challenge(RegistryState& state, const std::string& registry, const Response& response) {
+  std::optional<Challenge> basic;
+  std::optional<Challenge> bearer;
+  for (const auto& value : response.header_values("www-authenticate")) {
+    for (auto& c : parse_challenges(value)) {
+      if (c.scheme == "bearer" && !bearer) bearer = std::move(c);
+      else if (c.scheme == "basic" && !basic) basic = std::move(c);
+    }
+  }
+  state.challenge = bearer ? bearer : basic;
+  if (!state.challenge) {
+    return fail("failed to authenticate to {}: HTTP 401 without a Basic or Bearer challenge", registry);
+  }
+  if (const auto it = m_credential_overrides.find(registry); it != m_credential_overrides.end()) {
+    state.credentials = it->second;
+  }
+  if (!state.credentials) {
+    auto credentials = lookup_credentials(m_options.docker_config_dir, registry);
+    if (!credentials) return std::unexpected(credentials.error());
+    state.credentials = credentials->value_or(Credentials{});
+  }
+  return {};
+}
+
+std::string Session::auth_failure(const std::string& registry, const Response& response) const {
+  const auto it = m_registries.find(registry);
+  const bool have = it != m_registries.end() && it->second.credentials &&
+                    (!it->second.credentials->username.empty() || !it->second.credentials->identity_token.empty() ||
+                     !it->second.credentials->registry_token.empty());
+  if (!have) {
+    return fmt::format("failed to authenticate to {}: the registry requires credentials and none are configured "
+                       "(run: hwimg login {})", registry, registry);
+  }
+  return fmt::format("failed to authenticate to {}: the registry rejected the configured credentials ({}); "
+                     "check them with: hwimg login {}", registry, describe(response), registry);
+}
+
+void Session::send(Request request, Retry retry, unsigned attempt, std::function<void(Response)> done) {
+  auto copy = retry == Retry::safe ? std::optional<Request>(request) : std::nullopt;
+  m_transport.submit(std::move(request), [this, copy = std::move(copy), retry, attempt,
+                                          done = std::move(done)](Response r) mutable {
+    if (retry == Retry::safe && is_transient(r) && attempt + 1 < m_options.max_attempts) {
+      const auto delay = backoff_delay(r, attempt, m_random);
+      if (m_options.verbose) {
+        fmt::print(stderr, "hwimg: retrying in {} ms ({})\n", delay.count(), describe(r));
+      }
+      m_transport.after(delay, [this, request = std::move(*copy), retry, attempt, done = std::move(done)]() mutable {
+        send(std::move(request), retry, attempt + 1, std::move(done));
+      });
+      return;
+    }
+    done(std::move(r));
+  });
+}
+
+void Session::with_authorization(RegistryState& state, const Scopes& scopes, bool refresh,
+                                 std::function<void(Result<std::optional<std::string>>)> done) {
+  if (!state.challenge) return done(std::optional<std::string>());
+  const auto& credentials = *state.credentials;
+  if (state.challenge->scheme == "basic") {
+    if (credentials.username.empty()) return done(std::optional<std::string>());
+    return done("Basic " + base64_encode(credentials.username + ":" + credentials.password));
+  }
+  if (!credentials.registry_token.empty()) return done("Bearer " + credentials.registry_token);
+  const auto key = util::join(scopes, " ");
+  if (const auto it = state.tokens.find(key);
+      !refresh && it != state.tokens.end() && std::chrono::steady_clock::now() < it->second.expires) {
+    return done("Bearer " + it->second.value);
+  }
+  const auto realm = state.challenge->param("realm");
+  const bool registry_plain = state.base_url.starts_with("http://");
+  if (!realm.starts_with("https://") && !(realm.starts_with("http://") && registry_plain)) {
+    return done(fail("failed to get a registry token: the realm \"{}\" is not an https URL", realm));
+  }
+  Request request;
+  const auto service = state.challenge->param("service");
+  if (!credentials.identity_token.empty()) {
+    request.method = Method::post;
+    request.url = realm;
+    request.headers.push_back("Content-Type: application/x-www-form-urlencoded");
+    request.body = fmt::format("grant_type=refresh_token&client_id=hwimg&refresh_token={}&service={}&scope={}",
+                               url_encode(credentials.identity_token), url_encode(service), url_encode(key));
+  } else {
+    request.url = realm + (realm.find('?') == std::string::npos ? "?" : "&") + "service=" + url_encode(service);
+    for (const auto& scope : scopes) request.url += "&scope=" + url_encode(scope);
+    if (!credentials.username.empty()) {
+      request.headers.push_back("Authorization: Basic " +
+                                base64_encode(credentials.username + ":" + credentials.password));
+    }
+  }
+  send(std::move(request), Retry::safe, 0, [this, &state, key, done = std::move(done)](Response r) {
+    if (!r.ok() || r.status != 200) {
+      if (r.ok() && (r.status == 401 || r.status == 403)) {
+        return done(fail("failed to get a registry token: the token service rejected the credentials ({})",
+                         describe(r)));
+      }
+      return done(fail("failed to get a registry token: {}", describe(r)));
+    }
+    const auto body = json::parse(r.body, nullptr, false);
+    std::string token;
+    if (body.is_object()) {
+      token = body.value("access_token", std::string());
+      if (token.empty()) token = body.value("token", std::string());
+    }
+    if (token.empty()) return done(fail("failed to get a registry token: the answer holds no token"));
+    auto lifetime = std::chrono::seconds(body.value("expires_in", std::int64_t{0}));
+    lifetime = std::max<std::chrono::seconds>(lifetime, min_token_lifetime);
+    state.tokens[key] = Token{token, std::chrono::steady_clock::now() + lifetime - token_margin};
+    done("Bearer " + token);
+  });
+}
+
+void Session::use_credentials(const std::string& registry, Credentials credentials) {
+  m_credential_overrides[registry] = std::move(credentials);
+}
+
+Result<void> Session::authorize(const std::string& registry, const Scopes& scopes) {
+  auto base = connect(registry, Probe::ping);
+  if (!base) return std::unexpected(base.error());
+  std::optional<Result<std::optional<std::string>>> out;
+  with_authorization(m_registries.at(registry), scopes, false, [&out](auto r) { out = std::move(r); });
+  if (auto r = m_transport.run(); !r) return r;
+  if (!*out) return std::unexpected(out->error());
+  // Basic credentials are checked once here, so parallel requests do not all fail with them.
+  const auto& challenge = m_registries.at(registry).challenge;
+  if (challenge && challenge->scheme == "basic") {
+    auto check = exchange_now(registry, Request{Method::get, "/v2/"}, scopes, Retry::safe);
+    if (!check) return std::unexpected(check.error());
+    if (!check->ok() || check->status != 200) return fail("failed to connect to {}: {}", registry, describe(*check));
+  }
+  return {};
+}
+
+void Session::exchange(const std::string& registry, Request request, Scopes scopes, Retry retry, ExchangeDone done) {
+  attempt(registry, std::move(request), std::move(scopes), retry, false, std::move(done));
+}
+
+void Session::attempt(const std::string& registry, Request request, Scopes scopes, Retry retry, bool reauthenticated,
+                      ExchangeDone done) {
+  std::string error;
+  auto* found = state_for(registry, error);
+  if (found == nullptr) return done(std::unexpected(Error{error}));
+  auto& state = *found;
+  with_authorization(state, scopes, reauthenticated, [this, &state, registry, request = std::move(request), scopes,
+                                                      retry, reauthenticated,
+                                                      done = std::move(done)](auto header) mutable {
+    if (!header) return done(std::unexpected(header.error()));
+    Request sent = request;
+    if (!sent.url.starts_with("http://") && !sent.url.starts_with("https://")) sent.url = state.base_url + sent.url;
+    if (*header) sent.headers.push_back("Authorization: " + **header);
+    send(std::move(sent), retry, 0, [this, &state, registry, request = std::move(request), scopes = std::move(scopes),
+                                     retry, reauthenticated, done = std::move(done)](Response r) mutable {
+      if (fall_back_to_http(state, r)) {
+        return attempt(registry, std::move(request), std::move(scopes), retry, reauthenticated, std::move(done));
+      }
+      if (r.ok() && r.status == 401) {
+        if (reauthenticated) return done(fail("{}", auth_failure(registry, r)));
+        if (auto learned = learn_challenge(state, registry, r); !learned) return done(std::unexpected(learned.error()));
+        for (const auto& value : r.header_values("www-authenticate")) {
+          for (const auto& c : parse_challenges(value)) {
+            if (c.scheme == "bearer") scopes = merge_scopes(scopes, split_scopes(c.param("scope")));
+          }
+        }
+        return attempt(registry, std::move(request), std::move(scopes), retry, true, std::move(done));
+      }
+      done(std::move(r));
+    });
+  });
+}
+
+Result<Response> Session::exchange_now(const std::string& registry, Request request, Scopes scopes, Retry retry) {
+  std::optional<Result<Response>> out;
+  exchange(registry, std::move(request), std::move(scopes), retry, [&out](Result<Response> r) { out = std::move(r); });
+  if (auto r = m_transport.run(); !r) return std::unexpected(r.error());
+  return std::move(*out);
+}
+
+}  // namespace hwimg::registry

@@ -1,0 +1,112 @@
+#pragma once
+// The connection to registries behind Client and the pusher: endpoint discovery (HTTPS, or plain
+// HTTP where allowed), authentication (anonymous, basic, bearer tokens cached per scope), and
+// retries with exponential backoff and jitter. Internal to hwimg::registry.
+
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hwimg/registry/challenge.hpp"
+#include "hwimg/registry/credentials.hpp"
+#include "hwimg/registry/http.hpp"
+#include "hwimg/registry/options.hpp"
+
+namespace hwimg::registry {
+
+// Whether a request may be sent again after a transient failure.
+enum class Retry { safe, never };
+
+enum class Probe { ping, lazy };
+
+using Scopes = std::vector<std::string>;
+using ExchangeDone = std::function<void(Result<Response>)>;
+
+// "repository:NAME:pull" or "repository:NAME:pull,push".
+[[nodiscard]] std::string repository_scope(std::string_view repository, std::string_view actions);
+
+// True for answers worth retrying: connection failures, 408, 429 and 5xx.
+[[nodiscard]] bool is_transient(const Response& response);
+
+// Delay before retry number `attempt` (0-based): Retry-After when the server sent one (capped),
+// else 200 ms doubling up to 10 s, with up to 50 % random jitter added.
+[[nodiscard]] std::chrono::milliseconds backoff_delay(const Response& response, unsigned attempt, std::mt19937& random);
+
+// One line explaining a failed exchange: the registry's error codes and messages, or the
+// transport failure. Never includes request headers.
+[[nodiscard]] std::string describe(const Response& response);
+
+class Session {
+public:
+  [[nodiscard]] static Result<std::unique_ptr<Session>> create(ClientOptions options);
+
+  [[nodiscard]] const ClientOptions& options() const { return m_options; }
+  [[nodiscard]] Transport& transport() { return m_transport; }
+
+  // "https://host:port" for a registry, refusing plain HTTP to a non-loopback host without
+  // `insecure` before any connection. Probe::ping checks /v2/ now (and learns the auth challenge);
+  // Probe::lazy leaves that to the first real request, saving a round trip for single reads.
+  [[nodiscard]] Result<std::string> connect(const std::string& registry, Probe probe);
+
+  // Gets the token for `scopes` now, so parallel requests that follow share it.
+  [[nodiscard]] Result<void> authorize(const std::string& registry, const Scopes& scopes);
+
+  // Sends `request` (URL relative to the registry unless absolute) with credentials for `scopes`,
+  // re-authenticating once on 401 and retrying transient failures when `retry` allows. Errors are
+  // only for authentication; HTTP statuses and exhausted transport failures come as Response.
+  void exchange(const std::string& registry, Request request, Scopes scopes, Retry retry, ExchangeDone done);
+  [[nodiscard]] Result<Response> exchange_now(const std::string& registry, Request request, Scopes scopes,
+                                              Retry retry);
+
+  // Uses these credentials for `registry` instead of the Docker configuration (login checks them).
+  void use_credentials(const std::string& registry, Credentials credentials);
+
+  [[nodiscard]] std::mt19937& random() { return m_random; }
+
+private:
+  struct Token {
+    std::string value;
+    std::chrono::steady_clock::time_point expires;
+  };
+  struct RegistryState {
+    std::string authority;  // host[:port] the requests go to
+    std::string base_url;
+    bool scheme_known = false;  // an answer came back on base_url's scheme
+    bool http_allowed = false;  // loopback or --insecure: plain HTTP when TLS is not spoken
+    bool pinged = false;
+    std::optional<Challenge> challenge;  // the scheme /v2/ asked for; nullopt: anonymous
+    std::optional<Credentials> credentials;
+    std::map<std::string, Token> tokens;  // by space-joined scopes
+  };
+
+  Session(ClientOptions options, Transport transport);
+  // The registry's state, created on first use; nullptr (with `error`) when it must not be contacted.
+  RegistryState* state_for(const std::string& registry, std::string& error);
+  // Switches a registry that does not speak TLS to plain HTTP where allowed; true when it did.
+  bool fall_back_to_http(RegistryState& state, const Response& response);
+  void send(Request request, Retry retry, unsigned attempt, std::function<void(Response)> done);
+  void with_authorization(RegistryState& state, const Scopes& scopes, bool refresh,
+                          std::function<void(Result<std::optional<std::string>>)> done);
+  void attempt(const std::string& registry, Request request, Scopes scopes, Retry retry, bool reauthenticated,
+               ExchangeDone done);
+  [[nodiscard]] Result<void> learn_challenge(RegistryState& state, const std::string& registry,
+                                             const Response& response);
+  [[nodiscard]] std::string auth_failure(const std::string& registry, const Response& response) const;
+
+  ClientOptions m_options;
+  Transport m_transport;
+  std::map<std::string, RegistryState> m_registries;
+  std::map<std::string, Credentials> m_credential_overrides;
+  std::mt19937 m_random;
+};
+
+// Checks an exchange's status; otherwise "failed to <what>: <describe>".
+[[nodiscard]] Result<Response> expect_status(Result<Response> result, std::initializer_list<long> statuses,
+                                             std::string_view what);
+
+}  // namespace hwimg::registry

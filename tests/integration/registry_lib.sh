@@ -1,0 +1,52 @@
+# Helpers for the registry suites (sourced after lib.sh): a real local registry, test layouts,
+# skopeo options, and a check that no secret leaked into any output.
+
+require_tool docker-registry
+require_tool skopeo
+require_tool openssl
+require_tool htpasswd
+require_tool python3
+require_tool curl
+
+REGISTRY_SCRIPT="$HWIMG_SOURCE_DIR/registry/run-registry.sh"
+MAKE_LAYOUT="$HWIMG_SOURCE_DIR/tests/integration/make_test_layout.py"
+PROXY="$HWIMG_SOURCE_DIR/tests/integration/registry_proxy.py"
+ALL_OUTPUT="$TEST_TMP/all-output.log"   # everything hwimg printed, checked for secrets at the end
+
+# start_registry NAME [--no-tls] [--no-auth]: sets REG_<NAME>_DIR and prints nothing; the address
+# is in $dir/address.
+start_registry() {
+  local name=$1; shift
+  local dir="$TEST_TMP/registry-$name"
+  "$REGISTRY_SCRIPT" start "$dir" "$@" >/dev/null
+  add_cleanup "\"$REGISTRY_SCRIPT\" stop \"$dir\""
+  printf -v "REG_${name}_DIR" '%s' "$dir"
+}
+
+# hw ARGS...: runs hwimg, teeing its output into $ALL_OUTPUT; output in $OUT, status in $STATUS.
+hw() {
+  set +e
+  OUT=$("$HWIMG" "$@" 2>&1)
+  STATUS=$?
+  set -e
+  printf '%s\n' "$OUT" >> "$ALL_OUTPUT"
+}
+hw_ok() {
+  hw "$@"
+  [ "$STATUS" = 0 ] || fail "hwimg $1 failed ($STATUS): $OUT"
+}
+hw_fails() {
+  hw "$@"
+  [ "$STATUS" != 0 ] || fail "hwimg $1 should have failed: $OUT"
+}
+
+# make_layout DIR TAG [ARGS...]: prints the index digest.
+make_layout() { python3 "$MAKE_LAYOUT" "$@"; }
+
+# count_blob_uploads LOG: finished blob uploads in a registry log (PUT to an upload session -> 201).
+count_blob_uploads() { grep -c '"PUT /v2/[^ ]*/blobs/uploads/[^ ]* HTTP/[0-9.]*" 201' "$1" || true; }
+
+# assert_no_secret SECRET: fails if SECRET appears in anything hwimg printed.
+assert_no_secret() {
+  if grep -qF -- "$1" "$ALL_OUTPUT"; then fail "a secret appeared in hwimg's output"; fi
+}

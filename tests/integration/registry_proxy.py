@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""A plain-HTTP proxy on 127.0.0.1 between hwimg and a local registry, for the fault tests.
+
+  registry_proxy.py --upstream 127.0.0.1:PORT --port-file FILE [--fault-rate 0.2] [--seed 1]
+                    [--tamper MODE] [--hang-after-uploads N] [--log FILE]
+
+--fault-rate: that share of requests gets one fault, drawn at random: the connection dropped
+  before or after forwarding, an answer of 500 or 503 (with Retry-After) without forwarding, or
+  the answer's body cut in half.
+--tamper: rewrites manifest GET answers: wrong-digest (body changed, header digest kept),
+  oversize (a 5 MiB body), invalid-json, unknown-type (an unregistered Content-Type).
+--hang-after-uploads N: after N finished blob uploads (PUT answered 201) every later request
+  gets no answer; the file FILE.hung appears beside the port file.
+Only loopback addresses are used; every request and fault is logged one per line.
+"""
+import argparse
+import http.client
+import http.server
+import json
+import os
+import random
+import re
+import threading
+import time
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--upstream", required=True)
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--tamper", default="")
+    parser.add_argument("--hang-after-uploads", type=int, default=-1)
+    parser.add_argument("--log", default=os.devnull)
+    args = parser.parse_args()
+    host, port = args.upstream.rsplit(":", 1)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise SystemExit("registry_proxy: upstream must be a loopback address")
+    rng = random.Random(args.seed)
+    lock = threading.Lock()
+    state = {"uploads": 0, "requests": 0, "faults": 0}
+    log = open(args.log, "a", buffering=1)
+
+    def note(line):
+        with lock:
+            log.write(line + "\n")
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def proxy_base(self):
+            return "http://%s:%d" % self.server.server_address[:2]
+
+        def handle_any(self):
+            try:
+                self.forward()
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+        def forward(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            with lock:
+                state["requests"] += 1
+                hang = 0 <= args.hang_after_uploads <= state["uploads"]
+                fault = rng.choice(["drop-before", "drop-after", "500", "503", "truncate"]) \
+                    if rng.random() < args.fault_rate else ""
+                if fault:
+                    state["faults"] += 1
+            path = self.path
+            if hang:
+                note("hang %s %s" % (self.command, path.split("?")[0]))
+                time.sleep(120)
+                self.close_connection = True
+                return
+            if fault:
+                note("fault %s %s %s" % (fault, self.command, path.split("?")[0]))
+            if fault == "drop-before":
+                self.close_connection = True
+                return
+            if fault in ("500", "503"):
+                payload = b'{"errors":[{"code":"UNAVAILABLE","message":"injected fault"}]}'
+                self.send_response(int(fault))
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                if fault == "503":
+                    self.send_header("Retry-After", "0")
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
+                return
+            upstream = http.client.HTTPConnection(host, int(port), timeout=60)
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+            upstream.request(self.command, path, body=body if self.command not in ("GET", "HEAD") or body else None,
+                             headers=headers)
+            response = upstream.getresponse()
+            data = response.read() if self.command != "HEAD" else b""
+            out_headers = [(k, v) for k, v in response.getheaders() if k.lower() not in ("connection", "transfer-encoding")]
+            upstream.close()
+            note("%s %s %d" % (self.command, path.split("?")[0], response.status))
+            if self.command == "PUT" and "/blobs/uploads/" in path and response.status == 201:
+                with lock:
+                    state["uploads"] += 1
+                    if state["uploads"] == args.hang_after_uploads:
+                        open(args.port_file + ".hung", "w").close()
+            if fault == "drop-after":
+                self.close_connection = True
+                return
+            if args.tamper and self.command == "GET" and re.search(r"/manifests/", path) and response.status == 200:
+                data, out_headers = tamper(args.tamper, data, out_headers)
+            upstream_base = "http://%s:%s" % (host, port)
+            self.send_response(response.status)
+            for k, v in out_headers:
+                if k.lower() == "location":
+                    v = v.replace(upstream_base, self.proxy_base())
+                if k.lower() == "content-length":
+                    v = str(len(data)) if self.command != "HEAD" else v
+                self.send_header(k, v)
+            self.end_headers()
+            if fault == "truncate" and len(data) > 1:
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
+
+    class Server(http.server.ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            pass  # clients that hang up mid-request are part of the test
+
+    server = Server(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    with open(args.port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(args.port_file + ".tmp", args.port_file)
+    server.serve_forever()
+
+
+def tamper(mode, data, headers):
+    def without(name):
+        return [(k, v) for k, v in headers if k.lower() != name]
+
+    if mode == "wrong-digest":
+        return data + b" ", headers
+    if mode == "oversize":
+        return json.dumps({"schemaVersion": 2, "padding": "x" * (5 << 20)}).encode(), without("docker-content-digest")
+    if mode == "invalid-json":
+        return b'{"schemaVersion": 2, "manifests": [', without("docker-content-digest")
+    if mode == "unknown-type":
+        return data, without("content-type") + [("Content-Type", "application/vnd.example.unknown+json")]
+    raise SystemExit("registry_proxy: unknown --tamper mode " + mode)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# hwimg push/tag/login against Debian's docker-registry with TLS and htpasswd, checked with skopeo.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/registry_lib.sh"
+
+start_registry tls
+dir=$REG_tls_DIR
+reg=$(cat "$dir/address")
+password=$(cat "$dir/password")
+certs="$TEST_TMP/certs"; mkdir -p "$certs"; cp "$dir/cert.pem" "$certs/ca.crt"
+export DOCKER_CONFIG="$TEST_TMP/docker"
+skopeo_creds="hwimg:$password"
+tls=(--ca-file "$dir/cert.pem")
+
+step "login checks the password and stores it with mode 0600"
+hw_fails login "$reg" --username hwimg --password-stdin "${tls[@]}" <<< "wrong-$password"
+assert_contains "$OUT" "rejected the configured credentials" "wrong password at login"
+[ ! -e "$DOCKER_CONFIG/config.json" ] || fail "a failed login wrote config.json"
+hw_ok login "$reg" --username hwimg --password-stdin "${tls[@]}" <<< "$password"
+assert_eq 600 "$(stat -c %a "$DOCKER_CONFIG/config.json")" "config.json mode"
+assert_eq 700 "$(stat -c %a "$DOCKER_CONFIG")" "config directory mode"
+auth=$(jq -r --arg k "$reg" '.auths[$k].auth' "$DOCKER_CONFIG/config.json")
+assert_eq "hwimg:$password" "$(printf '%s' "$auth" | base64 -d)" "stored credentials"
+
+step "push a 4-variant layout; skopeo sees the same index digest and every variant"
+layout="$TEST_TMP/layout"
+index_digest=$(make_layout "$layout" v1 --variants 4)
+hw_ok push "${tls[@]}" "oci:$layout:v1" "$reg/test/app"
+assert_contains "$OUT" "pushed $reg/test/app:v1@$index_digest: 9 blobs uploaded" "first push"
+assert_contains "$OUT" "5 manifests, 5 tags" "first push manifests"
+raw_digest=$(skopeo inspect --raw --cert-dir "$certs" --creds "$skopeo_creds" "docker://$reg/test/app:v1" | sha256sum | cut -d' ' -f1)
+assert_eq "$index_digest" "sha256:$raw_digest" "index digest seen by skopeo"
+for tag in $(jq -r '.manifests[].annotations["org.opencontainers.image.ref.name"]' "$layout/index.json" | grep -- '-'); do
+  want=$(jq -r --arg t "$tag" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' "$layout/index.json")
+  got=$(skopeo inspect --raw --cert-dir "$certs" --creds "$skopeo_creds" "docker://$reg/test/app:$tag" | sha256sum | cut -d' ' -f1)
+  assert_eq "$want" "sha256:$got" "variant tag $tag"
+done
+skopeo copy -q --all --preserve-digests --src-cert-dir "$certs" --src-creds "$skopeo_creds" \
+  "docker://$reg/test/app:v1" "oci:$TEST_TMP/back:v1"
+assert_eq "$(ls "$layout/blobs/sha256" | sort)" "$(ls "$TEST_TMP/back/blobs/sha256" | sort)" "blobs copied back by skopeo"
+
+step "a second push uploads no blob"
+before=$(count_blob_uploads "$dir/registry.log")
+hw_ok push "${tls[@]}" "oci:$layout:v1" "$reg/test/app:v1"
+assert_contains "$OUT" ": 0 blobs uploaded (0.0 MiB), 0 mounted, 9 already present" "second push"
+assert_eq "$before" "$(count_blob_uploads "$dir/registry.log")" "blob uploads seen by the registry"
+
+step "a push to another repository mounts every blob"
+hw_ok push "${tls[@]}" "oci:$layout:v1" "$reg/other/app:v2"
+assert_contains "$OUT" ": 0 blobs uploaded (0.0 MiB), 9 mounted, 0 already present" "push to another repository"
+assert_eq "$before" "$(count_blob_uploads "$dir/registry.log")" "blob uploads after the mount"
+
+step "tag re-tags without blob traffic and keeps the digest"
+lines_before=$(wc -l < "$dir/registry.log")
+hw_ok tag "${tls[@]}" "$reg/test/app:v1" stable 2026-11
+assert_contains "$OUT" "$reg/test/app:stable@$index_digest" "tag output"
+raw_digest=$(skopeo inspect --raw --cert-dir "$certs" --creds "$skopeo_creds" "docker://$reg/test/app:2026-11" | sha256sum | cut -d' ' -f1)
+assert_eq "$index_digest" "sha256:$raw_digest" "digest behind the new tag"
+if tail -n +"$((lines_before + 1))" "$dir/registry.log" | grep -q '/blobs/'; then fail "tag touched blobs"; fi
+hw_fails tag "${tls[@]}" "$reg/test/app:v1" "bad+tag"
+assert_eq 2 "$STATUS" "exit status for a bad tag"
+assert_contains "$OUT" "invalid tag \"bad+tag\": character '+' is not allowed" "bad tag message"
+hw_fails tag "${tls[@]}" "$reg/test/app:nope" other
+assert_contains "$OUT" "failed to get manifest $reg/test/app:nope: HTTP 404 MANIFEST_UNKNOWN" "unknown tag"
+
+step "large blobs go up in PATCH chunks"
+big="$TEST_TMP/big"
+big_digest=$(make_layout "$big" v1 --variants 2 --shared-size 300000 --seed 7)
+hw_ok push "${tls[@]}" --chunk-size 65536 -j 2 "oci:$big:v1" "$reg/test/chunked"
+assert_contains "$OUT" "@$big_digest: 5 blobs uploaded" "chunked push"
+grep -q '"PATCH /v2/test/chunked/blobs/uploads/' "$dir/registry.log" || fail "no PATCH reached the registry"
+skopeo copy -q --all --preserve-digests --src-cert-dir "$certs" --src-creds "$skopeo_creds" \
+  "docker://$reg/test/chunked:v1" "oci:$TEST_TMP/big-back:v1"
+assert_eq "$(ls "$big/blobs/sha256" | sort)" "$(ls "$TEST_TMP/big-back/blobs/sha256" | sort)" "chunked blobs copied back"
+
+step "TLS is verified: without --ca-file the self-signed certificate is refused"
+hw_fails push "oci:$layout:v1" "$reg/test/app:v1"
+assert_contains "$OUT" "TLS certificate verification failed" "unverified certificate"
+
+step "a wrong password in config.json gives a clear error and shows no secret"
+wrong="$TEST_TMP/wrong"; mkdir -p "$wrong"
+wrong_password="not-the-password-$RANDOM"
+printf '{"auths":{"%s":{"auth":"%s"}}}' "$reg" "$(printf 'hwimg:%s' "$wrong_password" | base64 -w0)" > "$wrong/config.json"
+DOCKER_CONFIG="$wrong" hw_fails push -v "${tls[@]}" "oci:$layout:v1" "$reg/test/app:v1"
+assert_contains "$OUT" "hwimg: error: failed to authenticate to $reg: the registry rejected the configured credentials (HTTP 401 UNAUTHORIZED: authentication required" "wrong password"
+assert_no_secret "$wrong_password"
+assert_no_secret "$(printf 'hwimg:%s' "$wrong_password" | base64 -w0)"
+DOCKER_CONFIG="$TEST_TMP/empty" hw_fails push "${tls[@]}" "oci:$layout:v1" "$reg/test/app:v1"
+assert_contains "$OUT" "the registry requires credentials and none are configured (run: hwimg login $reg)" "no credentials"
+
+step "verbose logs redact upload state and never show credentials"
+make_layout "$TEST_TMP/verbose" v1 --variants 1 --seed 11 >/dev/null
+hw_ok push -v "${tls[@]}" "oci:$TEST_TMP/verbose:v1" "$reg/test/verbose"
+assert_contains "$OUT" "_state=REDACTED" "redacted upload state"
+if grep -qi 'authorization' <<< "$OUT"; then fail "verbose output mentions Authorization"; fi
+
+step "plain HTTP: a loopback registry works, a remote one is refused before any connection"
+start_registry plain --no-tls --no-auth
+plain=$(cat "$REG_plain_DIR/address")
+hw_ok push "oci:$layout:v1" "$plain/test/app"
+assert_contains "$OUT" "@$index_digest: 9 blobs uploaded" "push to a plain-HTTP loopback registry"
+raw_digest=$(skopeo inspect --raw --tls-verify=false "docker://$plain/test/app:v1" | sha256sum | cut -d' ' -f1)
+assert_eq "$index_digest" "sha256:$raw_digest" "index digest on the plain registry"
+hw_ok tag --plain-http "$plain/test/app:v1" v1-copy
+start=$(date +%s)
+hw_fails push --plain-http "oci:$layout:v1" 192.0.2.1:5000/x
+assert_contains "$OUT" "failed to connect to 192.0.2.1:5000: refusing plain HTTP to a registry that is not on this machine (use --insecure to allow it)" "remote plain HTTP"
+[ $(( $(date +%s) - start )) -le 2 ] || fail "the refusal took too long (it must not connect)"
+
+assert_no_secret "$password"
+echo "PASS"

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# hwimg push through a proxy that drops connections, answers 500/503 and truncates bodies; an
+# interrupted push resumed uploads only what is missing.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/registry_lib.sh"
+
+start_registry faults --no-tls
+dir=$REG_faults_DIR
+reg=$(cat "$dir/address")
+password=$(cat "$dir/password")
+export DOCKER_CONFIG="$TEST_TMP/docker"
+mkdir -p "$DOCKER_CONFIG"
+
+# start_proxy NAME ARGS...: sets PROXY_ADDR to 127.0.0.1:PORT of a fresh proxy.
+start_proxy() {
+  local name=$1; shift
+  local port_file="$TEST_TMP/proxy-$name.port"
+  python3 "$PROXY" --upstream "$reg" --port-file "$port_file" --log "$TEST_TMP/proxy-$name.log" "$@" &
+  local pid=$!
+  add_cleanup "kill $pid 2>/dev/null"
+  for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
+  [ -s "$port_file" ] || fail "the proxy did not start"
+  PROXY_ADDR="127.0.0.1:$(cat "$port_file")"
+  printf '{"auths":{"%s":{"auth":"%s"}}}' "$PROXY_ADDR" "$(printf 'hwimg:%s' "$password" | base64 -w0)" \
+    > "$DOCKER_CONFIG/config.json"
+}
+
+step "a push through 20 % faults completes and skopeo verifies what the registry holds"
+layout="$TEST_TMP/layout"
+index_digest=$(make_layout "$layout" v1 --variants 4 --shared-size 400000)
+start_proxy flaky --fault-rate 0.2 --seed 3
+hw_ok push --plain-http --chunk-size 262144 "oci:$layout:v1" "$PROXY_ADDR/test/flaky"
+assert_contains "$OUT" "@$index_digest: 9 blobs uploaded" "push through faults"
+faults=$(grep -c '^fault' "$TEST_TMP/proxy-flaky.log" || true)
+[ "$faults" -ge 5 ] || fail "too few faults were injected ($faults)"
+for kind in drop-before drop-after 500 503 truncate; do
+  grep -q "^fault $kind" "$TEST_TMP/proxy-flaky.log" || fail "no $kind fault was injected"
+done
+echo "faults injected: $faults"
+skopeo copy -q --all --preserve-digests --src-tls-verify=false --src-creds "hwimg:$password" \
+  "docker://$reg/test/flaky:v1" "oci:$TEST_TMP/back:v1"
+assert_eq "$(ls "$layout/blobs/sha256" | sort)" "$(ls "$TEST_TMP/back/blobs/sha256" | sort)" "blobs copied back"
+raw=$(skopeo inspect --raw --tls-verify=false --creds "hwimg:$password" "docker://$reg/test/flaky:v1" | sha256sum | cut -d' ' -f1)
+assert_eq "$index_digest" "sha256:$raw" "index digest after the faulty push"
+
+step "an interrupted push, resumed, uploads only the missing blobs"
+resume="$TEST_TMP/resume"
+resume_digest=$(make_layout "$resume" v1 --variants 4 --seed 5)
+start_proxy hang --hang-after-uploads 4
+"$HWIMG" push --plain-http -j 1 "oci:$resume:v1" "$PROXY_ADDR/test/resume" > "$TEST_TMP/interrupted.log" 2>&1 &
+push_pid=$!
+for _ in $(seq 1 200); do [ -e "$TEST_TMP/proxy-hang.port.hung" ] && break; sleep 0.05; done
+[ -e "$TEST_TMP/proxy-hang.port.hung" ] || fail "the push never reached 4 uploads"
+kill -9 "$push_pid"
+wait "$push_pid" 2>/dev/null || true
+start_proxy clean
+hw_ok push --plain-http "oci:$resume:v1" "$PROXY_ADDR/test/resume"
+assert_contains "$OUT" "@$resume_digest: 5 blobs uploaded" "resumed push uploads the rest"
+assert_contains "$OUT" "0 mounted, 4 already present" "resumed push skips what is there"
+
+step "bad registry answers are refused with messages that name them"
+printf '{"auths":{}}' > "$DOCKER_CONFIG/config.json"
+for mode in wrong-digest oversize invalid-json unknown-type; do
+  start_proxy "bad-$mode" --tamper "$mode"
+  hw_fails tag --plain-http "$PROXY_ADDR/test/flaky:v1" "tampered-$mode"
+  case $mode in
+    wrong-digest) assert_contains "$OUT" "failed to get manifest $PROXY_ADDR/test/flaky:v1: wrong digest: Docker-Content-Digest says $index_digest but the content hashes to" "$mode" ;;
+    oversize) assert_contains "$OUT" "failed to get manifest $PROXY_ADDR/test/flaky:v1: the manifest is larger than the 4 MiB limit" "$mode" ;;
+    invalid-json) assert_contains "$OUT" "failed to get manifest $PROXY_ADDR/test/flaky:v1: invalid JSON" "$mode" ;;
+    unknown-type) assert_contains "$OUT" "failed to get manifest $PROXY_ADDR/test/flaky:v1: unknown media type \"application/vnd.example.unknown+json\"" "$mode" ;;
+  esac
+  if skopeo inspect --raw --tls-verify=false --creds "hwimg:$password" "docker://$reg/test/flaky:tampered-$mode" >/dev/null 2>&1; then
+    fail "a tag was written from a tampered answer ($mode)"
+  fi
+done
+hw_fails tag --plain-http "$PROXY_ADDR/test/flaky@sha256:0000000000000000000000000000000000000000000000000000000000000000" x
+assert_contains "$OUT" "HTTP 404 MANIFEST_UNKNOWN" "unknown digest"
+
+assert_no_secret "$password"
+echo "PASS"

@@ -1,0 +1,111 @@
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include "hwimg/registry/credentials.hpp"
+#include "hwimg/util/files.hpp"
+
+using namespace hwimg;
+using namespace hwimg::registry;
+
+namespace {
+util::TempDir scratch() {
+  auto dir = util::TempDir::create(std::filesystem::temp_directory_path(), "hwimg-cred");
+  REQUIRE(dir);
+  return std::move(*dir);
+}
+void write(const std::filesystem::path& path, std::string_view text) { REQUIRE(util::write_file_atomic(path, text)); }
+}  // namespace
+
+TEST_CASE("base64 round trip") {
+  CHECK(base64_encode("alice:s3cret") == "YWxpY2U6czNjcmV0");
+  CHECK(base64_decode("YWxpY2U6czNjcmV0") == "alice:s3cret");
+  CHECK(base64_decode("YQ==") == "a");
+  CHECK(base64_decode("YWI=") == "ab");
+  CHECK_FALSE(base64_decode("abc"));
+}
+
+TEST_CASE("config keys: Docker Hub's legacy URL, else host:port") {
+  CHECK(credential_key("docker.io") == "https://index.docker.io/v1/");
+  CHECK(credential_key("127.0.0.1:5443") == "127.0.0.1:5443");
+}
+
+TEST_CASE("auths entries: exact key, then host:port of URL keys, never a key without the port") {
+  auto dir = scratch();
+  write(dir.path() / "config.json",
+        R"({"auths": {"https://127.0.0.1:5443/v2/": {"auth": "YWxpY2U6czNjcmV0OndpdGg6Y29sb25z"},
+                      "reg.example.com": {"auth": "Ym9iOnB3"},
+                      "tok.example.com": {"identitytoken": "refresh-me"},
+                      "https://index.docker.io/v1/": {"username": "hub", "password": "pw"}}})");
+  auto c = lookup_credentials(dir.path(), "127.0.0.1:5443");
+  REQUIRE(c);
+  REQUIRE(*c);
+  CHECK((*c)->username == "alice");
+  CHECK((*c)->password == "s3cret:with:colons");
+  CHECK((*c)->identity_token.empty());
+  CHECK(lookup_credentials(dir.path(), "reg.example.com")->value().username == "bob");
+  CHECK_FALSE(lookup_credentials(dir.path(), "reg.example.com:5000")->has_value());
+  CHECK(lookup_credentials(dir.path(), "tok.example.com")->value().identity_token == "refresh-me");
+  CHECK(lookup_credentials(dir.path(), "docker.io")->value().username == "hub");
+  CHECK_FALSE(lookup_credentials(dir.path(), "other.example.com")->has_value());
+  CHECK_FALSE(lookup_credentials(dir.path() / "absent", "reg.example.com")->has_value());
+}
+
+TEST_CASE("a broken auth entry is an error that does not quote it") {
+  auto dir = scratch();
+  write(dir.path() / "config.json", R"({"auths": {"reg.example.com": {"auth": "bm9jb2xvbg=="}}})");
+  auto c = lookup_credentials(dir.path(), "reg.example.com");
+  REQUIRE(!c);
+  CHECK(c.error().message == fmt::format("failed to read {}: auths.\"reg.example.com\".auth is not base64 of "
+                                         "user:password", (dir.path() / "config.json").string()));
+  CHECK(c.error().message.find("bm9jb2xvbg") == std::string::npos);
+}
+
+TEST_CASE("credential helpers: credHelpers wins over credsStore, identity tokens, not found") {
+  auto dir = scratch();
+  const auto bin = dir.path() / "bin";
+  REQUIRE(util::make_directories(bin));
+  write(bin / "docker-credential-fake",
+        "#!/bin/sh\nread -r key || true\n"
+        "case \"$key\" in\n"
+        "  reg.example.com) echo '{\"ServerURL\":\"reg.example.com\",\"Username\":\"carol\",\"Secret\":\"pw1\"}';;\n"
+        "  tok.example.com) echo '{\"ServerURL\":\"tok.example.com\",\"Username\":\"<token>\",\"Secret\":\"idt\"}';;\n"
+        "  *) echo 'credentials not found in native keychain'; exit 1;;\n"
+        "esac\n");
+  write(bin / "docker-credential-broken", "#!/bin/sh\necho 'keychain locked'; exit 3\n");
+  ::chmod((bin / "docker-credential-fake").c_str(), 0755);
+  ::chmod((bin / "docker-credential-broken").c_str(), 0755);
+  const std::string path = bin.string() + ":" + std::getenv("PATH");
+  ::setenv("PATH", path.c_str(), 1);
+  write(dir.path() / "config.json",
+        R"({"credsStore": "fake", "credHelpers": {"locked.example.com": "broken"},
+            "auths": {"reg.example.com": {"auth": "aWdub3JlZDppZ25vcmVk"}}})");
+  CHECK(lookup_credentials(dir.path(), "reg.example.com")->value().username == "carol");
+  CHECK(lookup_credentials(dir.path(), "reg.example.com")->value().password == "pw1");
+  CHECK(lookup_credentials(dir.path(), "tok.example.com")->value().identity_token == "idt");
+  CHECK_FALSE(lookup_credentials(dir.path(), "none.example.com")->has_value());
+  auto locked = lookup_credentials(dir.path(), "locked.example.com");
+  REQUIRE(!locked);
+  CHECK(locked.error().message ==
+        "failed to get credentials for locked.example.com from docker-credential-broken: exit status 3: keychain locked");
+}
+
+TEST_CASE("storing credentials keeps other keys and writes mode 0600 in a 0700 directory") {
+  auto dir = scratch();
+  const auto config_dir = dir.path() / "docker";
+  REQUIRE(store_credentials(config_dir, "127.0.0.1:5443", Credentials{"alice", "pw", {}, {}}));
+  struct stat info {};
+  REQUIRE(::stat((config_dir / "config.json").c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0600);
+  REQUIRE(::stat(config_dir.c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0700);
+  write(config_dir / "config.json", R"({"auths": {"a.example.com": {"auth": "eDp5"}}, "psFormat": "table"})");
+  REQUIRE(store_credentials(config_dir, "127.0.0.1:5443", Credentials{"alice", "pw2", {}, {}}));
+  auto text = util::read_file(config_dir / "config.json");
+  REQUIRE(text);
+  CHECK(text->find("\"psFormat\": \"table\"") != std::string::npos);
+  CHECK(text->find("a.example.com") != std::string::npos);
+  CHECK(lookup_credentials(config_dir, "127.0.0.1:5443")->value().password == "pw2");
+}

@@ -1,0 +1,85 @@
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "hwimg/registry/http.hpp"
+#include "hwimg/registry/session.hpp"
+
+using namespace hwimg::registry;
+
+TEST_CASE("URLs in logs hide upload state and tokens") {
+  CHECK(redact_url("https://r/v2/a/blobs/uploads/u?_state=abc%3D&digest=sha256%3A00") ==
+        "https://r/v2/a/blobs/uploads/u?_state=REDACTED&digest=sha256%3A00");
+  CHECK(redact_url("https://auth/token?service=s&access_token=xyz") == "https://auth/token?service=s&access_token=REDACTED");
+  CHECK(redact_url("https://r/v2/") == "https://r/v2/");
+}
+
+TEST_CASE("Location headers resolve against the request URL") {
+  const std::string base = "https://127.0.0.1:5443/v2/a/blobs/uploads/?mount=x";
+  CHECK(resolve_url(base, "https://other:1/u?_state=1") == "https://other:1/u?_state=1");
+  CHECK(resolve_url(base, "/v2/a/blobs/uploads/uuid?_state=1") == "https://127.0.0.1:5443/v2/a/blobs/uploads/uuid?_state=1");
+  CHECK(resolve_url(base, "uuid") == "https://127.0.0.1:5443/v2/a/blobs/uploads/uuid");
+  CHECK(resolve_url("http://h/v2/a/tags/list", "/v2/a/tags/list?last=b&n=2") == "http://h/v2/a/tags/list?last=b&n=2");
+}
+
+TEST_CASE("query values are percent-encoded") {
+  CHECK(url_encode("sha256:ab") == "sha256%3Aab");
+  CHECK(url_encode("repository:a/b:pull,push") == "repository%3Aa%2Fb%3Apull%2Cpush");
+  CHECK(url_encode("A-z_0.~") == "A-z_0.~");
+}
+
+TEST_CASE("transient answers are retried, others are not") {
+  Response r;
+  r.status = 503;
+  CHECK(is_transient(r));
+  r.status = 429;
+  CHECK(is_transient(r));
+  r.status = 408;
+  CHECK(is_transient(r));
+  r.status = 404;
+  CHECK_FALSE(is_transient(r));
+  r.status = 400;
+  CHECK_FALSE(is_transient(r));
+  r.failure = TransportFailure::connect;
+  CHECK(is_transient(r));
+  r.failure = TransportFailure::truncated;
+  CHECK(is_transient(r));
+  r.failure = TransportFailure::tls_verify;
+  CHECK_FALSE(is_transient(r));
+}
+
+TEST_CASE("backoff doubles with jitter and honours Retry-After") {
+  std::mt19937 random(42);
+  Response r;
+  r.status = 503;
+  for (unsigned attempt = 0; attempt < 4; ++attempt) {
+    const auto base = 200 << attempt;
+    const auto delay = backoff_delay(r, attempt, random).count();
+    CHECK(delay >= base);
+    CHECK(delay <= base + base / 2);
+  }
+  CHECK(backoff_delay(r, 20, random).count() <= 15'000);
+  r.headers.emplace_back("retry-after", "3");
+  CHECK(backoff_delay(r, 0, random).count() == 3000);
+  r.headers.back().second = "100000";
+  CHECK(backoff_delay(r, 0, random).count() == 60'000);
+}
+
+TEST_CASE("registry errors are described from their JSON body") {
+  Response r;
+  r.status = 400;
+  r.headers.emplace_back("content-type", "application/json; charset=utf-8");
+  r.body = R"({"errors":[{"code":"MANIFEST_BLOB_UNKNOWN","message":"blob unknown to registry","detail":"sha256:aa"},)"
+           R"({"code":"MANIFEST_INVALID","message":"manifest invalid","detail":null}]})";
+  CHECK(describe(r) ==
+        "HTTP 400 MANIFEST_BLOB_UNKNOWN: blob unknown to registry (\"sha256:aa\"); MANIFEST_INVALID: manifest invalid");
+  Response text;
+  text.status = 404;
+  text.headers.emplace_back("content-type", "text/plain; charset=utf-8");
+  text.body = "404 page not found\n";
+  CHECK(describe(text) == "HTTP 404: 404 page not found");
+  Response dropped;
+  dropped.failure = TransportFailure::connect;
+  dropped.error = "Couldn't connect to server";
+  CHECK(describe(dropped) == "connection failed: Couldn't connect to server");
+}
