@@ -340,6 +340,19 @@ TEST_CASE("every truncation of a real object fails cleanly or lists a subset") {
   }
 }
 
+TEST_CASE("corrupting any byte of real objects gives an answer or an error, never a crash") {
+  for (const auto* name : {"sm75-compute80-sm90a-sm100f.o", "zstd-sm80-compute90a.o", "lz4-sm100f-compute80.o"}) {
+    const auto original = real_object(name);
+    std::size_t failures = 0;
+    for (std::size_t at = 0; at < original.size(); at += 3) {
+      auto bytes = original;
+      bytes[at] ^= std::byte{0x5a};
+      failures += list_device_code(bytes, name).has_value() ? 0U : 1U;
+    }
+    CHECK(failures > 0);
+  }
+}
+
 TEST_CASE("the check refuses a variant whose files lack a declared target, showing both lists") {
   const auto found = list_device_targets(real_object(), "k.o").value();
   CHECK(check_device_code("v", targets({"sm_75", "compute_80", "sm_90a", "sm_100f"}), found));

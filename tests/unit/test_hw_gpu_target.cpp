@@ -135,6 +135,16 @@ TEST_CASE("ranking: arch-specific > family > same SASS > closer lower minor > PT
   CHECK(best_serving(targets, {7, 5}).kind == ServeKind::none);
 }
 
+TEST_CASE("families and serving names for explanations") {
+  CHECK(family_members({10, 0}).size() == 3);
+  CHECK(family_members({10, 3}).front() == ComputeCapability{10, 3});
+  CHECK(family_members({12, 0}).back() == ComputeCapability{12, 1});
+  CHECK(family_members({9, 0}).empty());
+  CHECK(serve_kind_name(ServeKind::arch_specific) == "arch-specific SASS");
+  CHECK(serve_kind_name(ServeKind::ptx_jit) == "PTX JIT");
+  CHECK(serve_kind_name(ServeKind::none) == "no code");
+}
+
 TEST_CASE("served capability ranges") {
   const auto sm80 = served_capabilities(t("sm_80"));
   REQUIRE(sm80.size() == 1);

@@ -45,6 +45,12 @@ gcc: "13.2"
   CHECK(file.gcc->text == "13.2");
 }
 
+TEST_CASE("JSON is accepted, being YAML") {
+  const auto file = parse_matrix_text(R"({"axes": {"cuda": ["13.0"], "gpu": ["sm_90", "sm_8O"]}, "ptx": true})", "m.json");
+  CHECK(file.errors == std::vector<std::string>{"m.json:1:46: unknown GPU target 'sm_8O' (did you mean sm_80?)"});
+  CHECK(file.ptx);
+}
+
 TEST_CASE("axes are read in the order cuda, gpu, cpu whatever the file's order") {
   const auto file = parse_matrix_text("axes: {cpu: [x86-64-v2], gpu: [sm_80], cuda: ['13.0']}", "m.yaml");
   REQUIRE(file.axes.size() == 3);

@@ -117,14 +117,6 @@ bool is_cuda_toolkit_version(CudaVersion version) {
   return std::ranges::find(toolkit_versions, version) != toolkit_versions.end();
 }
 
-std::vector<std::string> cuda_toolkit_version_names() {
-  std::vector<std::string> names;
-  for (const auto& version : toolkit_versions) {
-    names.push_back(version.str());
-  }
-  return names;
-}
-
 std::optional<DriverVersion> toolkit_native_driver(CudaVersion toolkit) {
   for (const auto& release : toolkit_releases) {
     if (release.version == toolkit && !release.native_driver.empty()) {

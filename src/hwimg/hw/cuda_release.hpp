@@ -45,8 +45,6 @@ private:
 // Every toolkit release, oldest first (11.0 ... 13.4; there is no 12.7 toolkit).
 [[nodiscard]] std::span<const CudaVersion> cuda_toolkit_versions();
 [[nodiscard]] bool is_cuda_toolkit_version(CudaVersion version);
-// "11.0", "11.1", ... for "did you mean" suggestions.
-[[nodiscard]] std::vector<std::string> cuda_toolkit_version_names();
 
 // The Linux driver the toolkit's GA release shipped with: the native requirement. Absent where
 // NVIDIA has not published it (13.4).
