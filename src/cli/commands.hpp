@@ -13,6 +13,8 @@ using Action = std::function<Result<int>()>;
 
 void add_build_command(CLI::App& app, Action& action);
 void add_inspect_command(CLI::App& app, Action& action);
+void add_probe_command(CLI::App& app, Action& action);
+void add_matrix_command(CLI::App& app, Action& action);
 void add_push_command(CLI::App& app, Action& action);
 void add_tag_command(CLI::App& app, Action& action);
 void add_login_command(CLI::App& app, Action& action);

@@ -12,6 +12,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   cli::Action action;
+  cli::add_build_command(app, action);
+  cli::add_inspect_command(app, action);
+  cli::add_probe_command(app, action);
+  cli::add_matrix_command(app, action);
   cli::add_push_command(app, action);
   cli::add_tag_command(app, action);
   cli::add_login_command(app, action);

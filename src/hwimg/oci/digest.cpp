@@ -1,8 +1,15 @@
 #include "hwimg/oci/digest.hpp"
 
+#include <cerrno>
 #include <stdexcept>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <openssl/evp.h>
+
+#include "hwimg/util/fd.hpp"
+#include "hwimg/util/files.hpp"
 
 namespace hwimg::oci {
 
@@ -76,6 +83,26 @@ Result<Digest> Digest::parse(std::string_view text) {
     }
   }
   return Digest(std::string(hex));
+}
+
+Result<FileDigest> digest_file(const std::string& path) {
+  util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    return fail("failed to read {}: {}", path, util::errno_text(errno));
+  }
+  Sha256 hash;
+  std::string buffer(1 << 20, '\0');
+  FileDigest result;
+  while (true) {
+    const auto n = ::read(fd.get(), buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("failed to read {}: {}", path, util::errno_text(errno));
+    if (n == 0) break;
+    hash.update(buffer.data(), static_cast<std::size_t>(n));
+    result.size += n;
+  }
+  result.digest = hash.finish();
+  return result;
 }
 
 }  // namespace hwimg::oci

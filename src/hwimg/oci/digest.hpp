@@ -2,6 +2,7 @@
 // Content digests ("sha256:<64 hex>") and a streaming SHA-256.
 
 #include <compare>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -49,6 +50,14 @@ private:
   struct Context;
   std::unique_ptr<Context> m_context;
 };
+
+struct FileDigest {
+  Digest digest;
+  std::int64_t size = 0;
+};
+
+// Streams a file through SHA-256.
+[[nodiscard]] Result<FileDigest> digest_file(const std::string& path);
 
 }  // namespace hwimg::oci
 

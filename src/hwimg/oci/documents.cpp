@@ -255,15 +255,15 @@ Result<Index> parse_index(std::string_view text) {
   Reader r(*value, "index");
   Index index;
   index.media_type = r.string("mediaType");
+  if (!index.media_type.empty() && !media_type::is_index(index.media_type)) {
+    r.note_error(fmt::format("index.mediaType: \"{}\" is not an image index type", index.media_type));
+  }
   if (const auto* manifests = r.array("manifests", true)) {
     for (std::size_t i = 0; i < manifests->size(); ++i) {
       index.manifests.push_back(read_descriptor((*manifests)[i], fmt::format("index.manifests[{}]", i), r));
     }
   }
   index.annotations = r.string_map("annotations");
-  if (!index.media_type.empty() && !media_type::is_index(index.media_type)) {
-    r.note_error(fmt::format("index.mediaType: \"{}\" is not an image index type", index.media_type));
-  }
   return finish(std::move(index), r, "image index");
 }
 
@@ -273,6 +273,9 @@ Result<Manifest> parse_manifest(std::string_view text) {
   Reader r(*value, "manifest");
   Manifest manifest;
   manifest.media_type = r.string("mediaType");
+  if (!manifest.media_type.empty() && !media_type::is_manifest(manifest.media_type)) {
+    r.note_error(fmt::format("manifest.mediaType: \"{}\" is not an image manifest type", manifest.media_type));
+  }
   if (const auto* config = r.object("config", true)) {
     manifest.config = read_descriptor(*config, "manifest.config", r);
   }
@@ -282,9 +285,6 @@ Result<Manifest> parse_manifest(std::string_view text) {
     }
   }
   manifest.annotations = r.string_map("annotations");
-  if (!manifest.media_type.empty() && !media_type::is_manifest(manifest.media_type)) {
-    r.note_error(fmt::format("manifest.mediaType: \"{}\" is not an image manifest type", manifest.media_type));
-  }
   return finish(std::move(manifest), r, "image manifest");
 }
 

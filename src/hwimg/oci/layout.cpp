@@ -3,6 +3,9 @@
 #include <cerrno>
 #include <system_error>
 
+#include <csignal>
+#include <cstdlib>
+
 #include <unistd.h>
 
 #include "hwimg/util/files.hpp"
@@ -12,7 +15,23 @@ namespace hwimg::oci {
 namespace fs = std::filesystem;
 
 namespace {
+
 constexpr std::string_view layout_marker = R"({"imageLayoutVersion":"1.0.0"})";
+
+// Removes temporary files left by writers that were killed: their names carry the writer's pid.
+void remove_stale_temporaries(const fs::path& directory) {
+  std::error_code ec;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    const auto marker = name.find(".tmp-");
+    if (!name.starts_with('.') || marker == std::string::npos) continue;
+    const auto pid = std::strtol(name.c_str() + marker + 5, nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      fs::remove(it->path(), ec);
+    }
+  }
+}
+
 }  // namespace
 
 Result<Layout> Layout::open(const fs::path& root, OpenMode mode) {
@@ -35,6 +54,10 @@ Result<Layout> Layout::open(const fs::path& root, OpenMode mode) {
     if (auto r = util::make_directories(root / "blobs" / "sha256"); !r) return std::unexpected(r.error());
   }
   Layout layout(root);
+  if (mode == OpenMode::create) {
+    remove_stale_temporaries(root);
+    remove_stale_temporaries(layout.state_directory() / "tmp");
+  }
   if (!fs::exists(root / "index.json", ec)) {
     if (mode == OpenMode::existing) {
       return fail("failed to open image layout {}: index.json is missing", root.string());
@@ -67,9 +90,12 @@ Result<Descriptor> Layout::put_blob(std::string_view data, std::string_view medi
   if (has_blob(digest)) {
     return descriptor;
   }
-  if (auto r = util::write_file_atomic(blob_path(digest), data); !r) {
+  // Written in the private temporary area, so a crash never leaves a partial file under blobs/.
+  const auto temporary = temporary_file("blob");
+  if (auto r = util::write_file_atomic(temporary, data); !r) {
     return std::unexpected(r.error().context("failed to store blob " + digest.str()));
   }
+  HWIMG_TRY(adopt_blob(temporary, digest));
   return descriptor;
 }
 

@@ -44,3 +44,14 @@ template <typename T>
 }
 
 }  // namespace hwimg
+
+// Returns the error of a failed Result<...> expression from the enclosing function.
+#define HWIMG_TRY(expression) HWIMG_TRY_IMPL(expression, HWIMG_TRY_CONCAT(hwimg_try_result_, __COUNTER__))
+#define HWIMG_TRY_CONCAT_INNER(a, b) a##b
+#define HWIMG_TRY_CONCAT(a, b) HWIMG_TRY_CONCAT_INNER(a, b)
+#define HWIMG_TRY_IMPL(expression, name)                  \
+  do {                                                    \
+    if (auto name = (expression); !name) {                \
+      return std::unexpected(std::move(name).error());    \
+    }                                                     \
+  } while (false)

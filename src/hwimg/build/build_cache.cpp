@@ -1,0 +1,125 @@
+#include "hwimg/build/build_cache.hpp"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+
+#include "hwimg/oci/layout.hpp"
+#include "hwimg/recipe/variables.hpp"
+#include "hwimg/util/files.hpp"
+
+namespace hwimg::build {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Appends the metadata of every file under `root`, in a stable order.
+void hash_tree(const fs::path& root, oci::Sha256& hash) {
+  std::vector<std::string> lines;
+  std::error_code ec;
+  const auto add = [&](const fs::path& path) {
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0) return;
+    lines.push_back(fmt::format("{}\t{}\t{}\t{}.{}\n", path.lexically_relative(root).string(), info.st_mode,
+                                info.st_size, info.st_mtim.tv_sec, info.st_mtim.tv_nsec));
+  };
+  add(root);
+  if (fs::is_directory(root, ec)) {
+    for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end; it.increment(ec)) {
+      if (it->path().filename() == ".git") {
+        it.disable_recursion_pending();
+        continue;
+      }
+      add(it->path());
+    }
+  }
+  std::ranges::sort(lines);
+  hash.update(root.string() + "\n");
+  for (const auto& line : lines) hash.update(line);
+}
+
+fs::path cache_file(const fs::path& output, const std::string& key) {
+  return output / ".hwimg" / "cache" / (key + ".json");
+}
+
+}  // namespace
+
+Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix::Variant& variant,
+                                      const BuildSettings& settings) {
+  oci::Sha256 hash;
+  hash.update(fmt::format("hwimg {}\n", HWIMG_VERSION));
+  auto recipe_text = util::read_file(recipe.file);
+  if (!recipe_text) return std::unexpected(recipe_text.error());
+  hash.update(*recipe_text);
+  hash.update(fmt::format("\nvariant {} {}\n", variant.id, variant.platform.str()));
+  for (const auto& [k, v] : variant.annotations) hash.update(fmt::format("a {}={}\n", k, v));
+  hash.update(fmt::format("e NVIDIA_REQUIRE_CUDA={}\n", variant.nvidia_require_cuda));
+  for (const auto& [k, v] : variant.variables) hash.update(fmt::format("v {}={}\n", k, v));
+  for (const auto& t : variant.gpu_targets) hash.update(fmt::format("g {}\n", t.name()));
+  hash.update(fmt::format("settings {} {} {} {}\n", oci::compression_name(settings.compression.compression),
+                          settings.compression.level, settings.compression.gzip_block_size,
+                          settings.source_date_epoch));
+
+  // ${out} stays unset: a source that depends on it is the build's own output, hashed through its inputs.
+  auto variables = variant.variables;
+  const auto resolve = [&](const recipe::LocatedString& text) -> Result<std::optional<fs::path>> {
+    if (text.value.find("${out}") != std::string::npos) return std::optional<fs::path>();
+    auto value = recipe::substitute(text, variables);
+    if (!value) return std::unexpected(value.error());
+    const fs::path path(*value);
+    return std::optional<fs::path>((path.is_absolute() ? path : recipe.directory() / path).lexically_normal());
+  };
+  auto base = recipe::substitute(recipe.base, variables);
+  if (!base) return std::unexpected(base.error());
+  hash.update("base " + *base + "\n");
+  if (oci::is_layout_reference(*base)) {
+    if (auto ref = oci::parse_layout_reference(*base)) {
+      const auto dir = ref->directory.is_absolute() ? ref->directory : recipe.directory() / ref->directory;
+      hash.update(util::read_file(dir / "index.json").value_or("(missing)"));
+    }
+  }
+  if (recipe.build) {
+    auto workdir = resolve(recipe.build->workdir);
+    if (!workdir) return std::unexpected(workdir.error());
+    if (*workdir) hash_tree(**workdir, hash);
+  }
+  for (const auto& layer : recipe.layers) {
+    auto from = resolve(layer.from);
+    if (!from) return std::unexpected(from.error());
+    if (*from) hash_tree(**from, hash);
+  }
+  return hash.finish().hex();
+}
+
+std::optional<BuiltVariant> cached_variant(const fs::path& output, const std::string& key) {
+  auto text = util::read_file(cache_file(output, key));
+  if (!text) return std::nullopt;
+  const auto entry = nlohmann::json::parse(*text, nullptr, false);
+  if (entry.is_discarded() || !entry.is_object() || !entry.contains("index")) return std::nullopt;
+  auto index = oci::parse_index(entry["index"].dump());
+  if (!index || index->manifests.size() != 1) return std::nullopt;
+  auto layout = oci::Layout::open(output);
+  if (!layout) return std::nullopt;
+  const auto& manifest_descriptor = index->manifests.front();
+  auto manifest_bytes = layout->read_blob(manifest_descriptor);
+  if (!manifest_bytes) return std::nullopt;
+  auto manifest = oci::parse_manifest(*manifest_bytes);
+  if (!manifest || !layout->read_blob(manifest->config)) return std::nullopt;
+  for (const auto& layer : manifest->layers) {
+    if (!layout->has_blob(layer.digest)) return std::nullopt;
+  }
+  return BuiltVariant{entry.value("variant", ""), manifest_descriptor, true};
+}
+
+Result<void> remember_variant(const oci::Layout& layout, const std::string& key, const BuiltVariant& variant) {
+  HWIMG_TRY(util::make_directories(layout.state_directory() / "cache"));
+  oci::Index holder;
+  holder.manifests.push_back(variant.manifest);
+  const nlohmann::json entry = {{"variant", variant.id},
+                                {"index", nlohmann::json::parse(oci::to_json(holder))}};
+  return util::write_file_atomic(cache_file(layout.root(), key), entry.dump());
+}
+
+}  // namespace hwimg::build

@@ -1,0 +1,25 @@
+#pragma once
+// Remembers, per layout, which manifest a variant produced from which inputs, so a rebuild with
+// nothing changed reuses it without running the build step or packing layers again.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "hwimg/build/variant_builder.hpp"
+
+namespace hwimg::build {
+
+// A digest of everything that determines the variant's image: hwimg's version, the recipe file, the
+// variant plan, the settings, the base image, and the metadata (path, size, mtime, mode) of every
+// file under the build workdir and under layer sources that do not come from the build.
+[[nodiscard]] Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix::Variant& variant,
+                                                    const BuildSettings& settings);
+
+// The cached result for `key` in the layout at `output`, when it and all its blobs are still there.
+[[nodiscard]] std::optional<BuiltVariant> cached_variant(const std::filesystem::path& output, const std::string& key);
+
+[[nodiscard]] Result<void> remember_variant(const oci::Layout& layout, const std::string& key,
+                                            const BuiltVariant& variant);
+
+}  // namespace hwimg::build

@@ -1,0 +1,35 @@
+#pragma once
+// `hwimg build`: every variant of a recipe into one multi-variant index in an OCI layout.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hwimg/build/variant_builder.hpp"
+#include "hwimg/matrix/expand.hpp"
+
+namespace hwimg::build {
+
+struct BuildRequest {
+  std::filesystem::path recipe;
+  std::optional<std::filesystem::path> matrix;  // overrides the recipe's `matrix:`
+  std::filesystem::path output;
+  std::string tag = "latest";
+  unsigned jobs = 0;                 // variants built at once; 0: one per core
+  std::vector<std::string> only;     // variant ids; empty: all
+  matrix::SkipUnsupported skip_unsupported = matrix::SkipUnsupported::no;
+  oci::CompressionOptions compression;
+  std::optional<std::string> source_date_epoch;  // the SOURCE_DATE_EPOCH text, if set
+  Verbosity verbosity = Verbosity::quiet;
+};
+
+[[nodiscard]] Result<int> run_build(const BuildRequest& request);
+
+// Writes (or, for a partial build, merges) the multi-variant index and the tags TAG and TAG-<id>.
+enum class IndexMerge { replace, keep_other_variants };
+[[nodiscard]] Result<oci::Descriptor> write_index(const oci::Layout& layout, const std::string& tag,
+                                                  const std::vector<BuiltVariant>& variants,
+                                                  const oci::Annotations& annotations, IndexMerge merge);
+
+}  // namespace hwimg::build

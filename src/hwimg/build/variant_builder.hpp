@@ -1,0 +1,56 @@
+#pragma once
+// Builds one variant of a recipe into a layout: runs the build step, packs the layers, writes the
+// image config and manifest. Layers that do not depend on the variant are packed once per run.
+
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "hwimg/build/base_image.hpp"
+#include "hwimg/matrix/variant.hpp"
+#include "hwimg/oci/layer_writer.hpp"
+#include "hwimg/recipe/recipe.hpp"
+#include "hwimg/recipe/variables.hpp"
+
+namespace hwimg::build {
+
+enum class Verbosity { quiet, verbose };
+
+struct BuildSettings {
+  oci::CompressionOptions compression;
+  std::int64_t source_date_epoch = 0;
+  Verbosity verbosity = Verbosity::quiet;
+};
+
+struct BuiltVariant {
+  std::string id;
+  oci::Descriptor manifest;  // with platform and annotations, as the index lists it
+  bool reused = false;       // unchanged since the last build into this layout
+};
+
+// Shares packed layers between variants of one build (same source, destination and settings).
+class LayerMemo {
+public:
+  [[nodiscard]] Result<oci::WrittenLayer> get_or_pack(const std::string& key,
+                                                      const std::function<Result<oci::WrittenLayer>()>& pack);
+
+private:
+  std::mutex m_mutex;
+  std::map<std::string, std::shared_future<Result<oci::WrittenLayer>>> m_layers;
+};
+
+// The layout is created only after the build step and every check succeeded, so a bad recipe
+// leaves nothing behind.
+using LayoutProvider = std::function<Result<oci::Layout>()>;
+
+[[nodiscard]] Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const matrix::Variant& variant,
+                                                 const BuildSettings& settings, const LayoutProvider& layout,
+                                                 LayerMemo& memo);
+
+// RFC 3339 UTC time of a Unix timestamp, as image configs and annotations write it.
+[[nodiscard]] std::string rfc3339(std::int64_t seconds);
+
+}  // namespace hwimg::build

@@ -1,0 +1,76 @@
+#pragma once
+// CUDA toolkit releases, NVIDIA driver versions and how they relate (reference/cuda.md §4, §5):
+// which driver a toolkit needs natively, which CUDA version a driver branch supports, and the
+// minor-version-compatibility floors per major (DESIGN.md section 5 rule 4).
+
+#include <compare>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hwimg::hw {
+
+// A CUDA version "M.m": a toolkit release, or what a driver supports (cuDriverGetVersion).
+struct CudaVersion {
+  int major = 0;
+  int minor = 0;
+
+  auto operator<=>(const CudaVersion&) const = default;
+  [[nodiscard]] std::string str() const;
+};
+
+// Strict "M.m" (digits only); "13" or "12.4.1" give nullopt.
+[[nodiscard]] std::optional<CudaVersion> parse_cuda_version(std::string_view text);
+// cuDriverGetVersion / nvmlSystemGetCudaDriverVersion encoding: 12020 -> 12.2.
+[[nodiscard]] CudaVersion cuda_version_from_int(int encoded);
+
+// An NVIDIA driver version such as "535.104.05"; compares component by component, numerically,
+// with missing trailing components as zero (so "525" == "525.0" < "525.60.13").
+class DriverVersion {
+public:
+  [[nodiscard]] static std::optional<DriverVersion> parse(std::string_view text);
+
+  [[nodiscard]] int branch() const { return m_parts.front(); }
+  [[nodiscard]] const std::string& str() const { return m_text; }
+  [[nodiscard]] std::strong_ordering operator<=>(const DriverVersion& other) const;
+  [[nodiscard]] bool operator==(const DriverVersion& other) const { return (*this <=> other) == 0; }
+
+private:
+  std::vector<int> m_parts;
+  std::string m_text;
+};
+
+// Every toolkit release, oldest first (11.0 ... 13.4; there is no 12.7 toolkit).
+[[nodiscard]] std::span<const CudaVersion> cuda_toolkit_versions();
+[[nodiscard]] bool is_cuda_toolkit_version(CudaVersion version);
+// "11.0", "11.1", ... for "did you mean" suggestions.
+[[nodiscard]] std::vector<std::string> cuda_toolkit_version_names();
+
+// The Linux driver the toolkit's GA release shipped with: the native requirement. Absent where
+// NVIDIA has not published it (13.4).
+[[nodiscard]] std::optional<DriverVersion> toolkit_native_driver(CudaVersion toolkit);
+
+// The oldest driver that runs any toolkit of `major` by minor-version compatibility:
+// 11 -> 450.80.02, 12 -> 525, 13 -> 580. Absent for majors without minor-version compatibility.
+[[nodiscard]] std::optional<DriverVersion> minor_compat_floor(int major);
+
+// The CUDA version a driver supports, from its branch (535 -> 12.2, 565 -> 12.7); for a branch
+// between known ones, the nearest older known branch's. Absent below branch 450.
+[[nodiscard]] std::optional<CudaVersion> cuda_version_of_driver(const DriverVersion& driver);
+
+enum class CudaCompatibility { native, minor_version, none };
+
+// How a host runs code built with `toolkit` (section 5 rule 4, without the device-code part:
+// minor-version compatibility also needs every GPU served by SASS, which the caller checks).
+// `host_driver` may be absent (facts from cuDriverGetVersion only); then the same major suffices.
+[[nodiscard]] CudaCompatibility cuda_compatibility(CudaVersion toolkit, CudaVersion host_cuda,
+                                                   const std::optional<DriverVersion>& host_driver);
+
+// "host driver 535.104.05 supports CUDA 12.2", or "host driver supports CUDA 12.2" without a
+// driver version, for rejection messages.
+[[nodiscard]] std::string describe_host_driver(CudaVersion host_cuda,
+                                               const std::optional<DriverVersion>& host_driver);
+
+}  // namespace hwimg::hw

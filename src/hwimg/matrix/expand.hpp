@@ -1,0 +1,41 @@
+#pragma once
+// Expands a matrix file into variants (DESIGN.md section 2a): the axes' product, `exclude` and
+// `include` with GitHub Actions semantics, `gpu: none` collapsing the cuda axis, `ptx: true`, and
+// validation of every combination against the knowledge tables in hw/.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "hwimg/matrix/matrix_file.hpp"
+#include "hwimg/matrix/variant.hpp"
+#include "hwimg/util/error.hpp"
+
+namespace hwimg::matrix {
+
+// Whether combinations the toolkits or compilers cannot build are errors or dropped with a warning.
+enum class SkipUnsupported { no, yes };
+
+// GCC version `${cpu.march}` is written for when the matrix has no `gcc` key (Debian 12's).
+inline constexpr std::string_view default_gcc_version = "12.2";
+
+struct MatrixReport {
+  std::vector<Variant> variants;      // in expansion order
+  std::vector<std::string> warnings;  // "file:line:column: ..."
+  std::vector<std::string> errors;    // every error, "file:line:column: ..."
+};
+
+[[nodiscard]] MatrixReport expand_matrix(const MatrixFile& file, SkipUnsupported skip);
+
+// Reads and expands; fails only when the file cannot be read.
+[[nodiscard]] Result<MatrixReport> check_matrix(const std::filesystem::path& path, SkipUnsupported skip);
+
+struct MatrixExpansion {
+  std::vector<Variant> variants;
+  std::vector<std::string> warnings;
+};
+
+// What the builder calls: the variants, or one error listing each problem on its own line.
+[[nodiscard]] Result<MatrixExpansion> load_matrix(const std::filesystem::path& path, SkipUnsupported skip);
+
+}  // namespace hwimg::matrix

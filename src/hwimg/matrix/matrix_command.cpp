@@ -1,0 +1,108 @@
+#include "hwimg/matrix/matrix_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace hwimg::matrix {
+
+namespace {
+
+std::string cpu_name(const Variant& variant) {
+  return variant.cpu_target.empty() ? variant.cpu_level : variant.cpu_target;
+}
+
+nlohmann::json platform_json(const oci::Platform& platform) {
+  nlohmann::json json{{"os", platform.os}, {"architecture", platform.architecture}};
+  if (!platform.variant.empty()) {
+    json["variant"] = platform.variant;
+  }
+  return json;
+}
+
+nlohmann::json gpu_json(const Variant& variant) {
+  auto json = nlohmann::json::array();
+  for (const auto& target : variant.gpu_targets) {
+    json.push_back(target.name());
+  }
+  return json;
+}
+
+}  // namespace
+
+std::string render_table(const MatrixReport& report) {
+  const std::array<std::string, 5> headers{"VARIANT", "PLATFORM", "CUDA", "GPU TARGETS", "CPU"};
+  std::vector<std::array<std::string, 5>> rows{headers};
+  for (const auto& variant : report.variants) {
+    rows.push_back({variant.id, variant.platform.str(), variant.cuda ? variant.cuda->str() : "-",
+                    variant.uses_gpu() ? hw::join_target_names(variant.gpu_targets) : "-", cpu_name(variant)});
+  }
+  std::array<std::size_t, 5> widths{};
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 < row.size() ? fmt::format("{:<{}}  ", row[i], widths[i]) : row[i];
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string render_json(const MatrixReport& report) {
+  nlohmann::json variants = nlohmann::json::array();
+  for (const auto& variant : report.variants) {
+    variants.push_back({
+        {"id", variant.id},
+        {"cuda", variant.cuda ? nlohmann::json(variant.cuda->str()) : nlohmann::json(nullptr)},
+        {"gpu", gpu_json(variant)},
+        {"cpu", cpu_name(variant)},
+        {"platform", platform_json(variant.platform)},
+        {"annotations", variant.annotations},
+    });
+  }
+  const nlohmann::json json{{"variants", variants}, {"warnings", report.warnings}, {"errors", report.errors}};
+  return json.dump(2) + "\n";
+}
+
+std::string render_github(const MatrixReport& report) {
+  nlohmann::json include = nlohmann::json::array();
+  for (const auto& variant : report.variants) {
+    include.push_back({
+        {"variant", variant.id},
+        {"cuda", variant.cuda ? variant.cuda->str() : ""},
+        {"gpu", hw::join_target_names(variant.gpu_targets)},
+        {"cpu", cpu_name(variant)},
+        {"platform", variant.platform.str()},
+    });
+  }
+  return nlohmann::json{{"include", include}}.dump() + "\n";
+}
+
+Result<int> run_matrix_command(const std::filesystem::path& path, MatrixFormat format, SkipUnsupported skip) {
+  const auto report = check_matrix(path, skip);
+  if (!report) {
+    return std::unexpected(report.error());
+  }
+  for (const auto& warning : report->warnings) {
+    fmt::print(stderr, "hwimg: warning: {}\n", warning);
+  }
+  if (format == MatrixFormat::json) {
+    fmt::print("{}", render_json(*report));
+  } else if (report->errors.empty()) {
+    fmt::print("{}", format == MatrixFormat::table ? render_table(*report) : render_github(*report));
+  }
+  for (const auto& error : report->errors) {
+    fmt::print(stderr, "hwimg: error: {}\n", error);
+  }
+  return report->errors.empty() ? 0 : 1;
+}
+
+}  // namespace hwimg::matrix

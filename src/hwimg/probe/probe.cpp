@@ -1,0 +1,244 @@
+#include "hwimg/probe/probe.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
+
+#include <nlohmann/json.hpp>
+
+#include "hwimg/probe/arm64_hwcaps.hpp"
+#include "hwimg/probe/child_process.hpp"
+#include "hwimg/probe/nvidia_cuda.hpp"
+#include "hwimg/probe/nvidia_nvml.hpp"
+#include "hwimg/probe/nvidia_procfs.hpp"
+#include "hwimg/probe/x86_cpuid.hpp"
+#include "hwimg/util/files.hpp"
+
+namespace hwimg::probe {
+namespace {
+
+using json = nlohmann::json;
+using Query = std::function<Result<NvidiaFacts>(const StepLog&)>;
+
+const char* environment(const char* name) {
+  return std::getenv(name);
+}
+
+bool is_cuda_version(std::string_view text) {
+  const auto dot = text.find('.');
+  const auto digits = [](std::string_view part) {
+    return !part.empty() && std::ranges::all_of(part, [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return dot != std::string_view::npos && digits(text.substr(0, dot)) && digits(text.substr(dot + 1));
+}
+
+// Runs one library query in a child; the child answers {"log": [...], "error": "..."} or
+// {"log": [...], "nvidia": {...}}.
+Result<NvidiaFacts> run_step(const Query& query, std::chrono::milliseconds timeout, const StepLog& log) {
+  auto answer = run_in_child(
+      [&] {
+        json envelope{{"log", json::array()}};
+        auto facts = query([&](std::string_view line) { envelope["log"].push_back(line); });
+        if (facts) {
+          envelope["nvidia"] = json::parse(to_json(*facts));
+        } else {
+          envelope["error"] = facts.error().message;
+        }
+        return envelope.dump();
+      },
+      timeout);
+  if (!answer) {
+    return std::unexpected(answer.error());
+  }
+  const auto envelope = json::parse(*answer, nullptr, false);
+  if (envelope.is_discarded() || !envelope.is_object()) {
+    return fail("the probe process gave no answer");
+  }
+  for (const auto& line : envelope.value("log", json::array())) {
+    log(line.get<std::string>());
+  }
+  if (envelope.contains("error")) {
+    return fail("{}", envelope["error"].get<std::string>());
+  }
+  return parse_nvidia_facts(envelope["nvidia"].dump(), "from the probe process");
+}
+
+std::string summary(const NvidiaFacts& facts) {
+  return fmt::format("driver {}, CUDA {}, {} GPU(s)", facts.driver_version.value_or("unknown"),
+                     facts.cuda_driver_version.value_or("unknown"), facts.gpus.size());
+}
+
+// Completes NVML's answer from CUDA's where an older NVML lacked a function; GPUs are matched by
+// UUID, never by index (NVML and CUDA number them differently).
+void fill_from_cuda(NvidiaFacts& facts, const NvidiaFacts& cuda) {
+  if (!facts.cuda_driver_version) {
+    facts.cuda_driver_version = cuda.cuda_driver_version;
+  }
+  for (auto& gpu : facts.gpus) {
+    const auto it = std::ranges::find(cuda.gpus, gpu.uuid, &GpuFacts::uuid);
+    if (!gpu.compute_capability && !gpu.uuid.empty() && it != cuda.gpus.end()) {
+      gpu.compute_capability = it->compute_capability;
+    }
+  }
+}
+
+// Loading a library that is not there costs a fork and a search of every library directory; a
+// driver leaves traces that cost a stat each: /proc/driver/nvidia and /dev/nvidiactl (Linux),
+// /dev/dxg (WSL), /etc/nv_tegra_release (Jetson). Libraries named by the user are always tried.
+std::optional<std::string> reason_to_load_libraries(const ProbeOptions& options) {
+  const ProbeOptions defaults;
+  if (options.nvml_library != defaults.nvml_library || options.cuda_library != defaults.cuda_library) {
+    return "libraries named by HWIMG_NVML_LIBRARY/HWIMG_CUDA_LIBRARY";
+  }
+  std::error_code error;
+  for (const auto& path : {options.proc_root / "driver/nvidia", std::filesystem::path("/dev/nvidiactl"),
+                           std::filesystem::path("/dev/dxg"), std::filesystem::path("/etc/nv_tegra_release")}) {
+    if (std::filesystem::exists(path, error)) {
+      return path.string();
+    }
+  }
+  return std::nullopt;
+}
+
+// NVML first; the CUDA driver API when NVML is missing or left something out.
+std::optional<NvidiaFacts> probe_libraries(const ProbeOptions& options, const StepLog& log) {
+  std::optional<NvidiaFacts> facts;
+  auto nvml = run_step([&](const StepLog& step_log) { return query_nvml(options.nvml_library, step_log); },
+                       options.library_timeout, log);
+  if (nvml) {
+    log(fmt::format("nvml: {}", summary(*nvml)));
+    facts = std::move(*nvml);
+  } else {
+    log(fmt::format("nvml: {}", nvml.error().message));
+  }
+
+  const bool incomplete =
+      !facts || !facts->cuda_driver_version ||
+      std::ranges::any_of(facts->gpus, [](const GpuFacts& gpu) { return !gpu.compute_capability; });
+  if (incomplete) {
+    auto cuda = run_step([&](const StepLog& step_log) { return query_cuda(options.cuda_library, step_log); },
+                         options.library_timeout, log);
+    if (!cuda) {
+      log(fmt::format("cuda: {}", cuda.error().message));
+    } else if (facts) {
+      log(fmt::format("cuda: {} (completing NVML's answer)", summary(*cuda)));
+      fill_from_cuda(*facts, *cuda);
+    } else {
+      cuda->driver_version = read_nvidia_driver_version(options.proc_root, options.sys_root);
+      log(fmt::format("cuda: {}", summary(*cuda)));
+      facts = std::move(*cuda);
+    }
+  } else {
+    log("cuda: not needed");
+  }
+
+  return facts;
+}
+
+}  // namespace
+
+Result<ProbeOptions> ProbeOptions::from_environment() {
+  ProbeOptions options;
+  if (const char* value = environment("HWIMG_PROC_ROOT"); value != nullptr && *value != '\0') {
+    options.proc_root = value;
+  }
+  if (const char* value = environment("HWIMG_SYS_ROOT"); value != nullptr && *value != '\0') {
+    options.sys_root = value;
+  }
+  if (const char* value = environment("HWIMG_NVML_LIBRARY"); value != nullptr && *value != '\0') {
+    options.nvml_library = value;
+  }
+  if (const char* value = environment("HWIMG_CUDA_LIBRARY"); value != nullptr && *value != '\0') {
+    options.cuda_library = value;
+  }
+  if (const char* value = environment("HWIMG_OVERRIDE_CUDA"); value != nullptr) {
+    if (*value != '\0' && !is_cuda_version(value)) {
+      return fail_usage("failed to read HWIMG_OVERRIDE_CUDA: expected a CUDA version such as \"12.4\" or "
+                        "nothing, got \"{}\"",
+                        value);
+    }
+    options.cuda_override = value;
+  }
+  if (const char* value = environment("HWIMG_CUDA_PROBE_TIMEOUT_MS"); value != nullptr && *value != '\0') {
+    const std::string_view text = value;
+    long milliseconds = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), milliseconds);
+    if (ec != std::errc() || end != text.data() + text.size() || milliseconds <= 0) {
+      return fail_usage("failed to read HWIMG_CUDA_PROBE_TIMEOUT_MS: expected a positive number of "
+                        "milliseconds, got \"{}\"",
+                        text);
+    }
+    options.library_timeout = std::chrono::milliseconds(milliseconds);
+  }
+  return options;
+}
+
+CpuFacts probe_cpu([[maybe_unused]] const ProbeOptions& options) {
+#if defined(__x86_64__)
+  return decode_x86(read_cpuid());
+#elif defined(__aarch64__)
+  const auto cpuinfo = util::read_file(options.proc_root / "cpuinfo");
+  return decode_arm64(getauxval(AT_HWCAP), getauxval(AT_HWCAP2), cpuinfo ? *cpuinfo : std::string());
+#else
+#error "hwimg probes amd64 and arm64 hosts only"
+#endif
+}
+
+std::optional<NvidiaFacts> probe_nvidia(const ProbeOptions& options) {
+  const StepLog log = [&](std::string_view line) {
+    if (options.log) {
+      options.log(line);
+    }
+  };
+  if (options.cuda_override && options.cuda_override->empty()) {
+    log("nvidia: HWIMG_OVERRIDE_CUDA is empty: no CUDA, nothing probed");
+    return std::nullopt;
+  }
+
+  std::optional<NvidiaFacts> facts;
+  if (const auto reason = reason_to_load_libraries(options)) {
+    log(fmt::format("nvidia: probing the libraries ({})", *reason));
+    facts = probe_libraries(options, log);
+  } else {
+    log("nvidia: no /proc/driver/nvidia, /dev/nvidiactl, /dev/dxg or /etc/nv_tegra_release: "
+        "libraries not loaded");
+  }
+
+  if (!facts) {
+    facts = read_nvidia_procfs(options.proc_root, options.sys_root, log);
+  } else {
+    log("procfs: not needed");
+  }
+
+  if (options.cuda_override) {
+    if (!facts) {
+      facts = NvidiaFacts{.driver_version = std::nullopt, .cuda_driver_version = std::nullopt,
+                          .source = "override", .gpus = {}};
+    }
+    facts->cuda_driver_version = *options.cuda_override;
+    log(fmt::format("nvidia: CUDA driver version {} from HWIMG_OVERRIDE_CUDA", *options.cuda_override));
+  }
+  return facts;
+}
+
+Result<HostFacts> probe_host(const ProbeOptions& options) {
+  HostFacts facts;
+  facts.cpu = probe_cpu(options);
+  if (options.log) {
+    options.log(fmt::format("cpu: {} {}, {}, {} features", facts.cpu.vendor, facts.cpu.model_name,
+                            facts.cpu.microarch.value_or(facts.cpu.level ? hw::x86_level_name(*facts.cpu.level)
+                                                                         : std::string("no named target")),
+                            facts.cpu.features.size()));
+  }
+  facts.nvidia = probe_nvidia(options);
+  return facts;
+}
+
+}  // namespace hwimg::probe

@@ -1,0 +1,37 @@
+#pragma once
+// `hwimg probe`: what this host can run. CPU facts from CPUID/XGETBV (amd64) or hwcaps (arm64);
+// NVIDIA facts from NVML, then the CUDA driver API, then procfs, each library in a child process
+// with a deadline.
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hwimg/probe/host_facts.hpp"
+#include "hwimg/util/error.hpp"
+
+namespace hwimg::probe {
+
+struct ProbeOptions {
+  std::filesystem::path proc_root = "/proc";        // HWIMG_PROC_ROOT
+  std::filesystem::path sys_root = "/sys";          // HWIMG_SYS_ROOT
+  std::string nvml_library = "libnvidia-ml.so.1";   // HWIMG_NVML_LIBRARY
+  std::string cuda_library = "libcuda.so.1";        // HWIMG_CUDA_LIBRARY
+  // HWIMG_OVERRIDE_CUDA, like conda's CONDA_OVERRIDE_CUDA: "" means no CUDA at all, "12.4" sets
+  // the CUDA driver version (and reports it even without a driver).
+  std::optional<std::string> cuda_override;
+  std::chrono::milliseconds library_timeout{5000};  // HWIMG_CUDA_PROBE_TIMEOUT_MS, per library
+  std::function<void(std::string_view)> log;        // each step's outcome (--verbose); may be empty
+
+  // Defaults with the HWIMG_* overrides of the environment applied.
+  [[nodiscard]] static Result<ProbeOptions> from_environment();
+};
+
+[[nodiscard]] CpuFacts probe_cpu(const ProbeOptions& options);
+[[nodiscard]] std::optional<NvidiaFacts> probe_nvidia(const ProbeOptions& options);
+[[nodiscard]] Result<HostFacts> probe_host(const ProbeOptions& options);
+
+}  // namespace hwimg::probe

@@ -1,0 +1,67 @@
+#pragma once
+// Recipe files (DESIGN.md §2a): what to build, which directories become layers, the image config.
+// Strings keep their file position so every later error can name file:line:column.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hwimg/util/error.hpp"
+
+namespace hwimg::recipe {
+
+struct SourceLocation {
+  std::filesystem::path file;
+  int line = 0;    // 1-based
+  int column = 0;  // 1-based
+
+  [[nodiscard]] std::string str() const;
+};
+
+struct LocatedString {
+  std::string value;
+  SourceLocation location;
+};
+
+using LocatedMap = std::vector<std::pair<std::string, LocatedString>>;
+
+struct LayerSpec {
+  LocatedString from;
+  LocatedString to;
+};
+
+struct BuildSpec {
+  LocatedString workdir;  // relative to the recipe; defaults to the recipe's directory
+  LocatedString run;
+};
+
+struct ConfigSpec {
+  std::optional<std::vector<LocatedString>> entrypoint;
+  std::optional<std::vector<LocatedString>> cmd;
+  LocatedMap env;
+  std::optional<LocatedString> workdir;
+  std::optional<LocatedString> user;
+  LocatedMap labels;
+  std::vector<LocatedString> exposed_ports;
+  std::optional<LocatedString> stop_signal;
+};
+
+struct Recipe {
+  std::filesystem::path file;  // absolute
+  std::string name;
+  LocatedString base;          // "scratch", "oci:DIR:TAG" or a registry reference
+  std::optional<LocatedString> matrix;
+  std::optional<BuildSpec> build;
+  std::vector<LayerSpec> layers;
+  ConfigSpec config;
+  LocatedMap annotations;
+
+  [[nodiscard]] std::filesystem::path directory() const { return file.parent_path(); }
+};
+
+[[nodiscard]] Result<Recipe> load_recipe(const std::filesystem::path& path);
+[[nodiscard]] Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& path);
+
+}  // namespace hwimg::recipe

@@ -1,0 +1,131 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <unistd.h>
+
+#include "hwimg/oci/layer_writer.hpp"
+#include "hwimg/util/files.hpp"
+
+using namespace hwimg;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TarEntry {
+  std::string name;
+  unsigned mode;
+  long uid, gid;
+  long long mtime;
+  std::string symlink, hardlink, uname;
+};
+
+// Reads a stored layer back with libarchive (gzip, zstd or plain), listing its entries in order.
+std::vector<TarEntry> read_layer(const oci::Layout& layout, const oci::Descriptor& d) {
+  std::vector<TarEntry> entries;
+  archive* a = archive_read_new();
+  archive_read_support_filter_all(a);
+  archive_read_support_format_tar(a);
+  REQUIRE(archive_read_open_filename(a, layout.blob_path(d.digest).c_str(), 65536) == ARCHIVE_OK);
+  archive_entry* e = nullptr;
+  while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+    entries.push_back({archive_entry_pathname(e), archive_entry_mode(e), archive_entry_uid(e), archive_entry_gid(e),
+                       archive_entry_mtime(e), archive_entry_symlink(e) ? archive_entry_symlink(e) : "",
+                       archive_entry_hardlink(e) ? archive_entry_hardlink(e) : "",
+                       archive_entry_uname(e) ? archive_entry_uname(e) : ""});
+  }
+  archive_read_free(a);
+  return entries;
+}
+
+void write(const fs::path& path, const std::string& content) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << content;
+}
+
+}  // namespace
+
+TEST_CASE("normalize_image_path keeps paths inside the image root") {
+  CHECK(oci::normalize_image_path("/opt/x/../y/./z").value() == "opt/y/z");
+  CHECK(oci::normalize_image_path("/").value() == "");
+  CHECK(oci::normalize_image_path("/opt/../../etc").error().message == "\"/opt/../../etc\" escapes the image root");
+}
+
+TEST_CASE("layers are reproducible tars: sorted, parents first, root-owned, one mtime, links kept") {
+  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
+  REQUIRE(tmp);
+  const auto src = tmp->path() / "src";
+  write(src / "b.txt", "bee");
+  write(src / "a-b", "dash");
+  write(src / "a" / "z", "zed");
+  fs::permissions(src / "b.txt", fs::perms(0750));
+  fs::create_symlink("b.txt", src / "link");
+  fs::create_hard_link(src / "b.txt", src / "c-hard");
+  auto layout = oci::Layout::open(tmp->path() / "layout", oci::OpenMode::create);
+  REQUIRE(layout);
+
+  oci::LayerOptions options;
+  options.mtime = 1700000000;
+  const auto first = oci::write_layer(*layout, {{src, "/opt/app"}}, options);
+  REQUIRE(first);
+  const auto entries = read_layer(*layout, first->descriptor);
+  std::vector<std::string> names;
+  for (const auto& e : entries) names.push_back(e.name);
+  CHECK(names == std::vector<std::string>{"opt/", "opt/app/", "opt/app/a/", "opt/app/a-b", "opt/app/a/z",
+                                          "opt/app/b.txt", "opt/app/c-hard", "opt/app/link"});
+  for (const auto& e : entries) {
+    CHECK(e.uid == 0);
+    CHECK(e.gid == 0);
+    CHECK(e.uname.empty());
+    CHECK(e.mtime == 1700000000);
+  }
+  CHECK((entries[5].mode & 07777) == 0750);
+  CHECK(entries[6].hardlink == "opt/app/b.txt");
+  CHECK(entries[7].symlink == "b.txt");
+
+  // Same content with other mtimes and another compression thread count: the same bytes.
+  ::sleep(1);
+  write(src / "a" / "z", "zed");
+  options.compression.threads = 1;
+  const auto second = oci::write_layer(*layout, {{src, "/opt/app"}}, options);
+  REQUIRE(second);
+  CHECK(second->descriptor.digest == first->descriptor.digest);
+  CHECK(second->diff_id == first->diff_id);
+  CHECK(first->descriptor.media_type == "application/vnd.oci.image.layer.v1.tar+gzip");
+}
+
+TEST_CASE("the diff id is the digest of the uncompressed tar for every compression") {
+  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
+  REQUIRE(tmp);
+  write(tmp->path() / "src" / "f", std::string(3 << 20, 'x'));  // several gzip blocks
+  auto layout = oci::Layout::open(tmp->path() / "layout", oci::OpenMode::create);
+  REQUIRE(layout);
+  oci::LayerOptions options;
+  options.compression.compression = oci::Compression::none;
+  const auto plain = oci::write_layer(*layout, {{tmp->path() / "src", "/d"}}, options);
+  REQUIRE(plain);
+  CHECK(plain->diff_id == plain->descriptor.digest);
+  for (const auto compression : {oci::Compression::gzip, oci::Compression::zstd}) {
+    options.compression.compression = compression;
+    const auto packed = oci::write_layer(*layout, {{tmp->path() / "src", "/d"}}, options);
+    REQUIRE(packed);
+    CHECK(packed->diff_id == plain->diff_id);
+    CHECK(packed->descriptor.size < plain->descriptor.size / 10);
+    CHECK(read_layer(*layout, packed->descriptor).size() == 2);
+  }
+}
+
+TEST_CASE("a path written twice in one layer is refused") {
+  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
+  REQUIRE(tmp);
+  write(tmp->path() / "a" / "x", "1");
+  write(tmp->path() / "b" / "x", "2");
+  auto layout = oci::Layout::open(tmp->path() / "layout", oci::OpenMode::create);
+  REQUIRE(layout);
+  const auto r = oci::write_layer(*layout, {{tmp->path() / "a", "/d"}, {tmp->path() / "b", "/d"}}, {});
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.ends_with("\"/d\" is written twice in one layer"));
+}

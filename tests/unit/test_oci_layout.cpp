@@ -1,0 +1,82 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "hwimg/oci/layout.hpp"
+#include "hwimg/util/files.hpp"
+
+using namespace hwimg;
+namespace fs = std::filesystem;
+
+TEST_CASE("a new layout has the marker, an empty index and no stray files") {
+  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
+  REQUIRE(tmp);
+  auto layout = oci::Layout::open(tmp->path() / "l", oci::OpenMode::create);
+  REQUIRE(layout);
+  CHECK(util::read_file(tmp->path() / "l" / "oci-layout").value() == R"({"imageLayoutVersion":"1.0.0"})");
+  CHECK(util::read_file(tmp->path() / "l" / "index.json").value() ==
+        R"({"manifests":[],"mediaType":"application/vnd.oci.image.index.v1+json","schemaVersion":2})");
+  CHECK(fs::is_directory(tmp->path() / "l" / "blobs" / "sha256"));
+  CHECK(oci::Layout::open(tmp->path() / "missing").error().message ==
+        "failed to open image layout " + (tmp->path() / "missing").string() +
+            ": no oci-layout file (not an OCI image layout)");
+}
+
+TEST_CASE("blobs are content-addressed and verified when read") {
+  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
+  REQUIRE(tmp);
+  auto layout = oci::Layout::open(tmp->path(), oci::OpenMode::create);
+  REQUIRE(layout);
+  const auto d = layout->put_blob("{}", "application/vnd.oci.empty.v1+json");
+  REQUIRE(d);
+  CHECK(d->digest.str() == "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+  CHECK(layout->read_blob(*d).value() == "{}");
+  std::ofstream(layout->blob_path(d->digest)) << "[]";
+  CHECK(layout->read_blob(*d).error().message ==
+        fmt::format("failed to read blob {} from {}: digest mismatch, content hashes to "
+                    "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+                    d->digest.str(), tmp->path().string()));
+  std::ofstream(layout->blob_path(d->digest)) << "{ }";
+  CHECK(layout->read_blob(*d).error().message.ends_with("size is 3 bytes, descriptor says 2"));
+}
+
+TEST_CASE("concurrent index.json updates all land") {
+  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
+  REQUIRE(tmp);
+  auto layout = oci::Layout::open(tmp->path(), oci::OpenMode::create);
+  REQUIRE(layout);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      const auto blob = layout->put_blob(fmt::format("{{\"n\":{}}}", i), oci::media_type::manifest).value();
+      // A separate Layout object per thread, as separate processes would have.
+      auto own = oci::Layout::open(tmp->path()).value();
+      REQUIRE(own.update_index_json([&](oci::Index& index) -> Result<void> {
+        auto tagged = blob;
+        tagged.annotations[std::string(oci::ref_name_annotation)] = fmt::format("t{}", i);
+        index.manifests.push_back(tagged);
+        return {};
+      }));
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(layout->read_index_json().value().manifests.size() == 8);
+  CHECK(layout->resolve("t5").value().ref_name() == "t5");
+  CHECK(layout->resolve("t9").error().message.starts_with("failed to resolve tag \"t9\" in"));
+  CHECK(layout->resolve("").error().message.find("it holds 8 images") != std::string::npos);
+}
+
+TEST_CASE("layout references and tags follow skopeo and the image spec") {
+  const auto ref = oci::parse_layout_reference("oci:out:1.0-cpu-x86-64-v1");
+  REQUIRE(ref);
+  CHECK(ref->directory == "out");
+  CHECK(ref->tag == "1.0-cpu-x86-64-v1");
+  CHECK(oci::parse_layout_reference("oci:dir").value().tag.empty());
+  CHECK(oci::validate_tag("t-sm_90"));
+  CHECK(oci::validate_tag("a.b--c+d@e:f"));
+  CHECK(oci::validate_tag("bad-").error().message ==
+        "invalid tag \"bad-\": each part must start and end with a letter or digit");
+  CHECK(oci::validate_tag("a..b").error().message == "invalid tag \"a..b\": separators cannot repeat");
+  CHECK(oci::validate_tag("a b").error().message == "invalid tag \"a b\": character ' ' is not allowed");
+}

@@ -1,0 +1,94 @@
+#include <doctest/doctest.h>
+
+#include "hwimg/recipe/recipe.hpp"
+#include "hwimg/recipe/variables.hpp"
+
+using namespace hwimg::recipe;
+
+namespace {
+std::string error_of(std::string_view text) {
+  auto r = parse_recipe(text, "r.yaml");
+  REQUIRE_FALSE(r.has_value());
+  return r.error().message;
+}
+}  // namespace
+
+TEST_CASE("a full recipe parses with positions") {
+  const auto r = parse_recipe(R"(name: app
+base: scratch
+build:
+  workdir: src
+  run: make OUT=${out}
+layers:
+  - from: ${out}/bin
+    to: /opt/app/bin
+config:
+  entrypoint: [/opt/app/bin/app]
+  cmd: ["--fast"]
+  env: {A: "1"}
+  workdir: /opt/app
+  user: "1000:1000"
+  labels: {k: v}
+annotations:
+  org.opencontainers.image.version: "1.2"
+)",
+                              "r.yaml");
+  REQUIRE(r);
+  CHECK(r->name == "app");
+  CHECK(r->base.value == "scratch");
+  REQUIRE(r->build);
+  CHECK(r->build->run.value == "make OUT=${out}");
+  CHECK(r->build->run.location.str() == "r.yaml:5:8");
+  REQUIRE(r->layers.size() == 1);
+  CHECK(r->layers[0].to.value == "/opt/app/bin");
+  CHECK(r->layers[0].from.location.str() == "r.yaml:7:11");
+  REQUIRE(r->config.entrypoint);
+  CHECK((*r->config.entrypoint)[0].value == "/opt/app/bin/app");
+  CHECK(r->config.user->value == "1000:1000");
+  CHECK(r->config.env[0].first == "A");
+  CHECK(r->annotations[0].second.value == "1.2");
+}
+
+TEST_CASE("recipe errors name file:line:column and what was expected") {
+  CHECK(error_of("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nconfig:\n  lables: {a: b}\n") ==
+        "r.yaml:5:3: unknown key \"lables\" in config (did you mean labels?)");
+  CHECK(error_of("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nconfig:\n  entrypoint: /bin/app\n") ==
+        "r.yaml:5:15: expected a list of strings for \"config.entrypoint\", got a string");
+  CHECK(error_of("name: a\nlayers: []\n") ==
+        "r.yaml:1:1: missing key \"base\" (expected e.g. \"base: scratch\")");
+  CHECK(error_of("name: a\nbase: scratch\nlayers:\n  - from: x\n    to: opt/x\n") ==
+        "r.yaml:5:9: expected an absolute path inside the image for \"to\", got \"opt/x\"");
+  CHECK(error_of("name: a\nbase: scratch\nlayers:\n  - from: x\n") == "r.yaml:4:5: missing key \"to\" in a layer");
+  CHECK(error_of("name: [a\n").starts_with("r.yaml:"));
+  CHECK(error_of("name: a\nbase: scratch\nbuild: {workdir: x}\nlayers: []\n") ==
+        "r.yaml:3:8: missing key \"run\" in build (the shell commands to run)");
+  CHECK(error_of("nmae: a\n") == "r.yaml:1:1: unknown key \"nmae\" in the recipe (did you mean name?)");
+}
+
+TEST_CASE("variables are substituted and unknown ones are refused before building") {
+  const LocatedString text{"make OUT=${out} CXXFLAGS='${cpu.march}' HOME=$${HOME}", {"r.yaml", 3, 8}};
+  const auto out = substitute(text, {{"out", "/tmp/o"}, {"cpu.march", "-march=x86-64-v3"}});
+  REQUIRE(out);
+  CHECK(*out == "make OUT=/tmp/o CXXFLAGS='-march=x86-64-v3' HOME=${HOME}");
+
+  const auto unknown = substitute({"${cpu.lvel}", {"r.yaml", 2, 4}}, {});
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().message.starts_with("r.yaml:2:4: unknown variable ${cpu.lvel} (did you mean cpu.level?)"));
+
+  const auto unterminated = substitute({"${out", {"r.yaml", 1, 1}}, {});
+  REQUIRE_FALSE(unterminated);
+  CHECK(unterminated.error().message.starts_with("r.yaml:1:1: unterminated \"${\""));
+
+  auto recipe = parse_recipe("name: a\nbase: scratch\nlayers:\n  - {from: \"${ouy}/bin\", to: /x}\n", "r.yaml");
+  REQUIRE(recipe);
+  const auto checked = check_variables(*recipe);
+  REQUIRE_FALSE(checked);
+  CHECK(checked.error().message.starts_with("r.yaml:4:12: unknown variable ${ouy} (did you mean out?)"));
+}
+
+TEST_CASE("a repeated key and an empty layer list are refused") {
+  CHECK(error_of("name: a\nbase: scratch\nname: b\n") ==
+        "r.yaml:3:1: duplicate key \"name\" in the recipe (first at 1:1)");
+  CHECK(error_of("name: a\nbase: scratch\nlayers: []\n") ==
+        "r.yaml:3:9: expected at least one {from, to} map in \"layers\"");
+}
