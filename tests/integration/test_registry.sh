@@ -63,6 +63,25 @@ assert_contains "$OUT" "invalid tag \"bad+tag\": character '+' is not allowed" "
 hw_fails tag "${tls[@]}" "$reg/test/app:nope" other
 assert_contains "$OUT" "failed to get manifest $reg/test/app:nope: HTTP 404 MANIFEST_UNKNOWN" "unknown tag"
 
+step "push a layout built by hwimg build (the stencil example)"
+if command -v make >/dev/null && command -v g++ >/dev/null; then
+  SOURCE_DATE_EPOCH=1700000000 "$HWIMG" build "$HWIMG_SOURCE_DIR/recipes/stencil.yaml" -o "$TEST_TMP/built" --tag 1.0 \
+    > "$TEST_TMP/build.log" 2>&1 || fail "hwimg build failed: $(tail -5 "$TEST_TMP/build.log")"
+  built_digest=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == "1.0") | .digest' \
+    "$TEST_TMP/built/index.json")
+  variants=$(jq '[.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] | startswith("1.0-"))] | length' \
+    "$TEST_TMP/built/index.json")
+  hw_ok push "${tls[@]}" "oci:$TEST_TMP/built:1.0" "$reg/examples/stencil"
+  assert_contains "$OUT" "pushed $reg/examples/stencil:1.0@$built_digest" "push of the built example"
+  assert_contains "$OUT" "$((variants + 1)) manifests, $((variants + 1)) tags" "variant manifests of the built example"
+  skopeo copy -q --all --preserve-digests --src-cert-dir "$certs" --src-creds "$skopeo_creds" \
+    "docker://$reg/examples/stencil:1.0" "oci:$TEST_TMP/built-back:1.0"
+  raw=$(skopeo inspect --raw "oci:$TEST_TMP/built-back:1.0" | sha256sum | cut -d' ' -f1)
+  assert_eq "$built_digest" "sha256:$raw" "built index copied back by skopeo"
+else
+  echo "(make or g++ missing: the built example is not pushed)"
+fi
+
 step "large blobs go up in PATCH chunks"
 big="$TEST_TMP/big"
 big_digest=$(make_layout "$big" v1 --variants 2 --shared-size 300000 --seed 7)
