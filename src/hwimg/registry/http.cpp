@@ -214,6 +214,7 @@ Result<Transport> Transport::create(TransportOptions options) {
   state->multi.reset(curl_multi_init());
   if (!state->multi) return fail("failed to initialise libcurl: curl_multi_init returned null");
   curl_multi_setopt(state->multi.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+  curl_multi_setopt(state->multi.get(), CURLMOPT_MAX_HOST_CONNECTIONS, state->options.max_host_connections);
   return Transport(std::move(state));
 }
 

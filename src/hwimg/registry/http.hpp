@@ -79,6 +79,7 @@ struct TransportOptions {
   bool verbose = false;           // one line per exchange on stderr, secrets redacted
   std::chrono::seconds connect_timeout{30};
   std::chrono::seconds stall_timeout{60};  // abort when nothing moves for this long
+  long max_host_connections = 8;           // further exchanges wait for a free connection
 };
 
 class Transport {

@@ -16,6 +16,8 @@ using Clock = std::chrono::steady_clock;
 
 // Mount sources beyond this many repositories are not worth a larger token scope.
 constexpr std::size_t max_mount_sources = 4;
+// Manifests are small: more of them go at once than uploads.
+constexpr unsigned manifest_parallelism = 16;
 
 struct BlobJob {
   oci::Descriptor blob;
@@ -25,6 +27,7 @@ struct BlobJob {
   std::uint64_t offset = 0;
   oci::Sha256 hasher;
   std::uint64_t hashed = 0;
+  bool holds_slot = false;  // one of the -j upload slots
 };
 
 class Pusher {
@@ -52,8 +55,8 @@ public:
     for (const auto& source : sources) m_scopes.push_back(repository_scope(source, "pull"));
     if (auto r = m_session.authorize(registry, m_scopes); !r) return std::unexpected(r.error());
 
-    for (auto& job : m_jobs) m_pending_blobs.push_back(&job);
-    start_blobs();
+    // Every HEAD goes at once (they are cheap and multiplexed); uploads take the -j slots.
+    for (auto& job : m_jobs) check_blob(job);
     if (auto r = finish_phase(); !r) return std::unexpected(r.error());
 
     for (const auto& m : m_plan.manifests) m_pending_manifests.push_back(&m);
@@ -100,25 +103,25 @@ private:
   }
 
   // ---- blobs ----
-  void start_blobs() {
+  void start_uploads() {
     while (!m_error && m_active < m_session.options().jobs && !m_pending_blobs.empty()) {
       auto* job = m_pending_blobs.front();
       m_pending_blobs.pop_front();
       ++m_active;
-      check_blob(*job);
+      job->holds_slot = true;
+      start_upload(*job);
     }
   }
 
-  void blob_done() {
-    --m_active;
+  void blob_done(BlobJob& job) {
+    if (std::exchange(job.holds_slot, false)) --m_active;
     ++m_blobs_done;
     show_progress();
-    start_blobs();
+    start_uploads();
   }
 
   void blob_failed(BlobJob& job, const std::string& why) {
     fail_with(Error{fmt::format("failed to push blob {}: {}", job.blob.digest.str(), why)});
-    --m_active;
   }
 
   void check_blob(BlobJob& job) {
@@ -136,9 +139,13 @@ private:
         } else {
           ++m_summary.blobs_present;
         }
-        return blob_done();
+        return blob_done(job);
       }
-      if (r.ok() && r.status == 404) return start_upload(job);
+      if (r.ok() && r.status == 404) {
+        if (job.holds_slot) return start_upload(job);
+        m_pending_blobs.push_back(&job);
+        return start_uploads();
+      }
       blob_failed(job, describe(r));
     });
   }
@@ -155,7 +162,7 @@ private:
     exchange(std::move(request), Retry::safe, [this, &job](Response r) {
       if (r.ok() && r.status == 201 && job.mount_from) {
         ++m_summary.blobs_mounted;
-        return blob_done();
+        return blob_done(job);
       }
       job.mount_from.reset();  // a failed mount already opened an upload session
       const auto location = r.header("location");
@@ -231,7 +238,7 @@ private:
         return blob_failed(job, fmt::format("the registry stored it as {}", *digest));
       }
       count_upload(job);
-      return blob_done();
+      return blob_done(job);
     }
     if (auto corrupt = corruption(job)) return blob_failed(job, *corrupt);
     retry_or_fail(job, r);
@@ -256,7 +263,7 @@ private:
 
   // ---- manifests ----
   void start_manifests() {
-    while (!m_error && m_active < m_session.options().jobs && !m_pending_manifests.empty()) {
+    while (!m_error && m_active < manifest_parallelism && !m_pending_manifests.empty()) {
       const auto* manifest = m_pending_manifests.front();
       m_pending_manifests.pop_front();
       ++m_active;

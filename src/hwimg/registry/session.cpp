@@ -108,6 +108,8 @@ Result<std::unique_ptr<Session>> Session::create(ClientOptions options) {
   transport_options.ca_file = options.ca_file;
   transport_options.verify_tls = !options.insecure;
   transport_options.verbose = options.verbose;
+  // The -j upload connections (HTTP/1.1) plus one multiplexed HTTP/2 connection and a spare.
+  transport_options.max_host_connections = static_cast<long>(options.jobs) + 2;
   auto transport = Transport::create(transport_options);
   if (!transport) return std::unexpected(transport.error());
   return std::unique_ptr<Session>(new Session(std::move(options), std::move(*transport)));
