@@ -106,11 +106,6 @@ struct Transfer {
   Clock::time_point started;
 };
 
-struct Timer {
-  Clock::time_point due;
-  std::function<void()> action;
-};
-
 struct Transport::State {
   TransportOptions options;
   MultiHandle multi;
@@ -218,7 +213,6 @@ Result<Transport> Transport::create(TransportOptions options) {
   return Transport(std::move(state));
 }
 
-const TransportOptions& Transport::options() const { return m_state->options; }
 std::uint64_t Transport::exchanges() const { return m_state->exchanges; }
 
 void Transport::submit(Request request, std::function<void(Response)> done) {
@@ -345,13 +339,6 @@ Result<void> Transport::run() {
     }
   }
   return {};
-}
-
-Result<Response> Transport::perform(Request request) {
-  Response out;
-  submit(std::move(request), [&out](Response r) { out = std::move(r); });
-  if (auto r = run(); !r) return std::unexpected(r.error());
-  return out;
 }
 
 std::string redact_url(std::string_view url) {

@@ -95,10 +95,7 @@ public:
   void after(std::chrono::milliseconds delay, std::function<void()> action);
   // Runs until no exchange and no timer is left.
   [[nodiscard]] Result<void> run();
-  // One exchange, synchronously; not from inside a callback.
-  [[nodiscard]] Result<Response> perform(Request request);
 
-  [[nodiscard]] const TransportOptions& options() const;
   [[nodiscard]] std::uint64_t exchanges() const;  // requests sent so far
 
 private:
