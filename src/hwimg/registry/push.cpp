@@ -164,6 +164,10 @@ private:
         ++m_summary.blobs_mounted;
         return blob_done(job);
       }
+      if (job.mount_from && r.ok() && r.status >= 400 && !is_transient(r)) {
+        job.mount_from.reset();  // some registries refuse the mount parameters: upload instead
+        return start_upload(job);
+      }
       job.mount_from.reset();  // a failed mount already opened an upload session
       const auto location = r.header("location");
       if (!r.ok() || r.status != 202 || !location) return retry_or_fail(job, r);
