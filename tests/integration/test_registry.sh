@@ -121,6 +121,15 @@ assert_contains "$OUT" "@$index_digest: 9 blobs uploaded" "push to a plain-HTTP 
 raw_digest=$(skopeo inspect --raw --tls-verify=false "docker://$plain/test/app:v1" | sha256sum | cut -d' ' -f1)
 assert_eq "$index_digest" "sha256:$raw_digest" "index digest on the plain registry"
 hw_ok tag --plain-http "$plain/test/app:v1" v1-copy
+
+step "a corrupt blob in the layout is refused, naming it"
+corrupt="$TEST_TMP/corrupt"
+make_layout "$corrupt" v1 --variants 2 --seed 9 >/dev/null
+shared=$(jq -r '.layers[0].digest' "$corrupt/blobs/sha256/$(jq -r '.manifests[1].digest' "$corrupt/index.json" | cut -d: -f2)")
+size=$(stat -c %s "$corrupt/blobs/sha256/${shared#sha256:}")
+head -c "$size" /dev/zero > "$corrupt/blobs/sha256/${shared#sha256:}"
+hw_fails push "oci:$corrupt:v1" "$plain/test/corrupt"
+assert_contains "$OUT" "failed to push blob $shared: the layout's copy is corrupt: its content hashes to sha256:" "corrupt layer"
 start=$(date +%s)
 hw_fails push --plain-http "oci:$layout:v1" 192.0.2.1:5000/x
 assert_contains "$OUT" "failed to connect to 192.0.2.1:5000: refusing plain HTTP to a registry that is not on this machine (use --insecure to allow it)" "remote plain HTTP"
