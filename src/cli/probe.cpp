@@ -52,11 +52,12 @@ void add_probe_command(CLI::App& app, Action& action) {
   auto flags = std::make_shared<ProbeFlags>();
   auto* command = app.add_subcommand("probe", "Print what this host can run: CPU level and features, NVIDIA driver, "
                                               "CUDA driver version and each GPU's compute capability");
-  command->add_option("--format", flags->format, "json (DESIGN.md section 4), text, or nfd (a Node Feature "
-                                                 "Discovery features.d file)")
+  command->add_option("--format", flags->format, "json (the host facts `hwimg select --host` reads), text, "
+                                                 "or nfd (a Node Feature Discovery features.d file)")
       ->check(CLI::IsMember({"json", "text", "nfd"}))
       ->capture_default_str();
-  command->add_option("-o,--output", flags->output, "Write to FILE atomically instead of standard output");
+  command->add_option("-o,--output", flags->output, "Write to FILE atomically instead of standard output")
+      ->option_text("FILE");
   command->add_flag("-v,--verbose", flags->verbose, "Show each probe step's outcome on standard error");
   command->add_flag("--cpuid-dump", flags->cpuid_dump,
                     "Print this CPU's raw CPUID/XGETBV values (for bug reports and test data)");

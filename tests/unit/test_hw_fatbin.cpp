@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -7,7 +8,10 @@
 #include "hwimg/hw/elf.hpp"
 #include "hwimg/hw/fatbin.hpp"
 #include "hwimg/hw/fatbin_check.hpp"
+#include "hwimg/hw/fatbin_payload.hpp"
 #include "hwimg/util/files.hpp"
+
+#include <zstd.h>
 
 using namespace hwimg::hw;
 
@@ -28,15 +32,38 @@ void put(Bytes& bytes, std::size_t at, T value) {
 struct EntrySpec {
   std::uint16_t kind;
   std::uint32_t arch;
-  std::uint64_t flags;  // 0x8000: zstd-compressed, so the cubin itself is not inspected
+  std::uint64_t flags;
   std::uint32_t header_size;
   Bytes payload;
   std::optional<std::uint32_t> compressed_size;
+  std::uint64_t uncompressed_size;
 };
 
-EntrySpec spec(std::uint16_t kind, std::uint32_t arch, std::uint64_t flags = 0x8011, std::uint32_t header_size = 64,
-               Bytes payload = Bytes(16, std::byte{0xaa}), std::optional<std::uint32_t> compressed_size = {}) {
-  return {kind, arch, flags, header_size, std::move(payload), compressed_size};
+Bytes cubin(std::uint32_t arch, bool with_function = true);
+Bytes ptx(std::string_view target);
+
+// An entry whose payload, unless given, is what it claims: a cubin with a function, or PTX text.
+EntrySpec spec(std::uint16_t kind, std::uint32_t arch, std::uint64_t flags = 0x11, std::uint32_t header_size = 64,
+               Bytes payload = {}, std::optional<std::uint32_t> compressed_size = {}) {
+  if (payload.empty()) {
+    const std::string suffix = (flags & 0x100000) ? "a" : (flags & 0x200000) ? "f" : "";
+    payload = kind == 2 ? cubin(arch) : kind == 1 ? ptx(fmt::format("sm_{}{}", arch, suffix)) : Bytes(16, std::byte{0xaa});
+  }
+  return {kind, arch, flags, header_size, std::move(payload), compressed_size, 0};
+}
+
+// The payload compressed with zstd, as nvcc -Xfatbin -compress-all writes it.
+EntrySpec zstd(EntrySpec spec) {
+  Bytes compressed(ZSTD_compressBound(spec.payload.size()));
+  const auto size = ZSTD_compress(compressed.data(), compressed.size(), spec.payload.data(), spec.payload.size(), 3);
+  REQUIRE_FALSE(ZSTD_isError(size));
+  compressed.resize(size);
+  spec.uncompressed_size = spec.payload.size();
+  spec.compressed_size = static_cast<std::uint32_t>(size);
+  compressed.resize((size + 7) / 8 * 8);
+  spec.payload = std::move(compressed);
+  spec.flags |= 0x8000;
+  return spec;
 }
 
 Bytes entry(const EntrySpec& spec) {
@@ -45,11 +72,11 @@ Bytes entry(const EntrySpec& spec) {
   put<std::uint16_t>(bytes, 2, 0x0101);
   put<std::uint32_t>(bytes, 4, spec.header_size);
   put<std::uint64_t>(bytes, 8, spec.payload.size());
-  put<std::uint32_t>(bytes, 16,
-                     spec.compressed_size.value_or((spec.flags & 0xa000) ? static_cast<std::uint32_t>(spec.payload.size())
-                                                                          : 0));
+  put<std::uint32_t>(bytes, 16, spec.compressed_size.value_or(0));
   put<std::uint32_t>(bytes, 28, spec.arch);
   put<std::uint64_t>(bytes, 40, spec.flags);
+  put<std::uint64_t>(bytes, 56, spec.uncompressed_size);
+  bytes.resize(std::max<std::size_t>(bytes.size(), spec.header_size));
   bytes.insert(bytes.end(), spec.payload.begin(), spec.payload.end());
   return bytes;
 }
@@ -68,46 +95,86 @@ Bytes container(const std::vector<Bytes>& entries) {
   return bytes;
 }
 
-// A minimal ELF64 file: sections null, .shstrtab and `section` holding `contents` at offset 128.
-Bytes elf_with(const Bytes& contents, std::string_view section = ".nv_fatbin", std::uint16_t machine = 62,
-               std::uint32_t flags = 0) {
-  const std::string names = std::string("\0.shstrtab\0", 11) + std::string(section) + '\0';
+// A minimal ELF64 file: a null section, .shstrtab at offset 64, then each named section's contents
+// from offset 128 on, 8-byte aligned, then the section header table.
+struct Section {
+  std::string name;
+  Bytes contents;
+  std::uint32_t type = 1;  // SHT_PROGBITS
+};
+
+Bytes elf_sections(const std::vector<Section>& sections, std::uint16_t machine = 62, std::uint32_t flags = 0) {
+  std::string names("\0.shstrtab\0", 11);
+  std::vector<std::size_t> name_offsets;
+  for (const auto& section : sections) {
+    name_offsets.push_back(names.size());
+    names += section.name + '\0';
+  }
   Bytes bytes(64);
   std::memcpy(bytes.data(), "\x7f" "ELF\x02\x01\x01", 7);
   put<std::uint8_t>(bytes, 8, 8);
   put<std::uint16_t>(bytes, 16, 2);
   put<std::uint16_t>(bytes, 18, machine);
   put<std::uint32_t>(bytes, 48, flags);
-  const std::size_t names_at = 64;
   for (const char c : names) {
     bytes.push_back(static_cast<std::byte>(c));
   }
   bytes.resize(128);
-  const std::size_t contents_at = 128;
-  bytes.insert(bytes.end(), contents.begin(), contents.end());
-  bytes.resize((bytes.size() + 7) / 8 * 8);
+  std::vector<std::size_t> offsets;
+  for (const auto& section : sections) {
+    offsets.push_back(bytes.size());
+    bytes.insert(bytes.end(), section.contents.begin(), section.contents.end());
+    bytes.resize((bytes.size() + 7) / 8 * 8);
+  }
   const auto table = bytes.size();
-  bytes.resize(table + 3 * 64);
+  const auto count = sections.size() + 2;
+  bytes.resize(table + count * 64);
   put<std::uint64_t>(bytes, 40, table);
   put<std::uint16_t>(bytes, 58, 64);
-  put<std::uint16_t>(bytes, 60, 3);
+  put<std::uint16_t>(bytes, 60, static_cast<std::uint16_t>(count));
   put<std::uint16_t>(bytes, 62, 1);
   put<std::uint32_t>(bytes, table + 64, 1);
   put<std::uint32_t>(bytes, table + 64 + 4, 3);
-  put<std::uint64_t>(bytes, table + 64 + 24, names_at);
+  put<std::uint64_t>(bytes, table + 64 + 24, 64);
   put<std::uint64_t>(bytes, table + 64 + 32, names.size());
-  put<std::uint32_t>(bytes, table + 128, 11);
-  put<std::uint32_t>(bytes, table + 128 + 4, 1);
-  put<std::uint64_t>(bytes, table + 128 + 24, contents_at);
-  put<std::uint64_t>(bytes, table + 128 + 32, contents.size());
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    const auto at = table + (i + 2) * 64;
+    put<std::uint32_t>(bytes, at, static_cast<std::uint32_t>(name_offsets[i]));
+    put<std::uint32_t>(bytes, at + 4, sections[i].type);
+    put<std::uint64_t>(bytes, at + 24, offsets[i]);
+    put<std::uint64_t>(bytes, at + 32, sections[i].contents.size());
+  }
+  return bytes;
+}
+
+Bytes elf_with(const Bytes& contents, const std::string& section = ".nv_fatbin", std::uint16_t machine = 62,
+               std::uint32_t flags = 0) {
+  return elf_sections({{section, contents}}, machine, flags);
+}
+
+// A cubin as nvcc 13 writes it: EM_CUDA, ABI version 8 with the SM in bits 8-15, and a symbol
+// table holding one function (none for a device-link stub).
+Bytes cubin(std::uint32_t arch, bool with_function) {
+  Bytes symbols(48);
+  put<std::uint8_t>(symbols, 24 + 4, with_function ? 0x12 : 0x11);  // GLOBAL FUNC, or GLOBAL OBJECT
+  return elf_sections({{".symtab", symbols, 2}}, elf_machine_cuda, 0x06000002 | (arch << 8));
+}
+
+Bytes ptx(std::string_view target) {
+  const auto text = fmt::format("\n.version 9.0\n.target {}\n.address_size 64\n", target);
+  Bytes bytes;
+  for (const char c : text) {
+    bytes.push_back(static_cast<std::byte>(c));
+  }
+  bytes.resize((bytes.size() + 8) / 8 * 8);
   return bytes;
 }
 
 std::vector<std::string> listed(const Bytes& bytes) { return list_device_code(bytes, "test.bin").value(); }
 std::string list_error(const Bytes& bytes) { return list_device_code(bytes, "test.bin").error().message; }
 
-Bytes real_object() {
-  const auto text = hwimg::util::read_file(HWIMG_TEST_DATA_DIR "/fatbin/sm75-compute80-sm90a-sm100f.o").value();
+Bytes real_object(const std::string& name = "sm75-compute80-sm90a-sm100f.o") {
+  const auto text = hwimg::util::read_file(std::string(HWIMG_TEST_DATA_DIR "/fatbin/") + name).value();
   const auto* data = reinterpret_cast<const std::byte*>(text.data());
   return {data, data + text.size()};
 }
@@ -128,9 +195,9 @@ TEST_CASE("an object nvcc 13.0 built lists exactly the targets it was given") {
 
 TEST_CASE("entries name SASS, PTX, a and f targets; LTO IR is not listed") {
   const auto bytes = elf_with(container({
-      entry(spec(2, 90, 0x108011)),
-      entry(spec(1, 100, 0x208011)),
-      entry(spec(2, 120, 0x1008011)),
+      entry(spec(2, 90, 0x100011)),
+      entry(zstd(spec(1, 100, 0x200011))),
+      entry(spec(2, 120, 0x1000011)),
       entry(spec(8, 90, 0x18011)),
   }));
   CHECK(listed(bytes) == std::vector<std::string>{"sm_90a", "compute_100f", "sm_120"});
@@ -150,47 +217,92 @@ TEST_CASE("several containers with zero padding between them, and __nv_relfatbin
   CHECK(listed(elf_with(second, ".data")).empty());
 }
 
-TEST_CASE("an uncompressed cubin must agree with its entry; device-link stubs are not listed") {
-  auto cubin = elf_with({}, ".text", elf_machine_cuda, 0x06005a04);
-  CHECK(listed(elf_with(container({entry(spec(2, 90, 0x11, 64, cubin))}))).empty());
-  CHECK(list_error(elf_with(container({entry(spec(2, 80, 0x11, 64, cubin))}))) ==
+TEST_CASE("__nv_relfatbin counts only in files without .nv_fatbin") {
+  // An -rdc executable: the linked SASS in .nv_fatbin, the relocatable objects and PTX beside it.
+  const auto executable = elf_sections({{".nv_fatbin", container({entry(spec(2, 120))})},
+                                        {"__nv_relfatbin", container({entry(spec(1, 120)), entry(spec(2, 120))})}});
+  const auto relocatable = elf_with(container({entry(spec(1, 120))}), "__nv_relfatbin");
+  CHECK(listed(executable) == std::vector<std::string>{"sm_120"});
+  CHECK(listed(relocatable) == std::vector<std::string>{"compute_120"});
+}
+
+TEST_CASE("cubins and PTX must agree with their entries; device-link stubs are not listed") {
+  CHECK(list_error(elf_with(container({entry(spec(2, 80, 0x11, 64, cubin(90)))}))) ==
         "failed to read fatbin in test.bin: the entry at offset 144 says sm_80 but its cubin is for sm_90");
-  auto host = elf_with({}, ".text", 62, 0);
+  const auto host = elf_with({}, ".text", 62, 0);
   CHECK(list_error(elf_with(container({entry(spec(2, 80, 0x11, 64, host))}))) ==
         "failed to read fatbin in test.bin: the cubin at offset 208 has ELF machine 62, not EM_CUDA (190)");
+  CHECK(list_error(elf_with(container({entry(spec(1, 90, 0x100011, 64, ptx("sm_90")))}))) ==
+        "failed to read fatbin in test.bin: the PTX of the entry at offset 144 targets 'sm_90' but the entry says "
+        "compute_90a");
+  CHECK(listed(elf_with(container({entry(spec(2, 90, 0x11, 64, cubin(90, false))), entry(spec(2, 80))}))) ==
+        std::vector<std::string>{"sm_80"});
+  CHECK(listed(elf_with(container({entry(zstd(spec(2, 90, 0x11, 64, cubin(90, false))))}))).empty());
+  const auto entries = read_fatbin_entries(elf_with(container({entry(spec(1, 80))})), "test.bin").value();
+  CHECK(entries.at(0).ptx_isa == "9.0");
+}
+
+TEST_CASE("compressed payloads are checked after decompression") {
+  CHECK(listed(elf_with(container({entry(zstd(spec(2, 100, 0x1200011))), entry(zstd(spec(1, 120)))}))) ==
+        std::vector<std::string>{"sm_100f", "compute_120"});
+  auto wrong = zstd(spec(2, 80, 0x11, 64, cubin(86)));
+  CHECK(list_error(elf_with(container({entry(wrong)}))) ==
+        "failed to read fatbin in test.bin: the entry at offset 144 says sm_80 but its cubin is for sm_86");
+  auto corrupt = zstd(spec(2, 80));
+  corrupt.payload[4] = std::byte{0xff};
+  CHECK(list_error(elf_with(container({entry(corrupt)}))).starts_with(
+      "failed to read fatbin in test.bin: the zstd payload of the entry at offset 144 does not decompress to"));
+  auto no_size = zstd(spec(2, 80));
+  no_size.uncompressed_size = 0;
+  CHECK(list_error(elf_with(container({entry(no_size)}))) ==
+        "failed to read fatbin in test.bin: entry at offset 144 claims 0 uncompressed bytes");
+  // A raw LZ4 block: 3 literals "abc", then a 9-byte match at distance 3, then the end.
+  const Bytes lz4{std::byte{0x35}, std::byte{'a'}, std::byte{'b'}, std::byte{'c'}, std::byte{3}, std::byte{0},
+                  std::byte{0x00}};
+  const auto decoded = hwimg::hw::decompress_payload(lz4, PayloadCompression::lz4, 12, "t", 0).value();
+  CHECK(std::string(reinterpret_cast<const char*>(decoded.data()), decoded.size()) == "abcabcabcabc");
+  CHECK(hwimg::hw::decompress_payload(lz4, PayloadCompression::lz4, 13, "t", 0).error().message ==
+        "failed to read fatbin in t: the LZ4 payload of the entry at offset 0 does not decompress to 13 bytes");
+  const Bytes far{std::byte{0x10}, std::byte{'a'}, std::byte{9}, std::byte{0}};
+  CHECK_FALSE(hwimg::hw::decompress_payload(far, PayloadCompression::lz4, 8, "t", 0));
+}
+
+TEST_CASE("real zstd and LZ4 objects from nvcc 13.0") {
+  CHECK(listed(real_object("zstd-sm80-compute90a.o")) == std::vector<std::string>{"sm_80", "compute_90a"});
+  CHECK(listed(real_object("lz4-sm100f-compute80.o")) == std::vector<std::string>{"compute_80", "sm_100f"});
 }
 
 TEST_CASE("malformed fatbins are refused with the file and offset") {
-  auto truncated = container({entry(spec(2, 80))});
+  auto truncated = container({entry(spec(8, 80))});
   put<std::uint64_t>(truncated, 8, 4096);
   CHECK(list_error(elf_with(truncated)) ==
         "failed to read fatbin in test.bin: container at offset 128 claims 4096 bytes, beyond the end of the section");
-  auto bad_magic = container({entry(spec(2, 80))});
+  auto bad_magic = container({entry(spec(8, 80))});
   put<std::uint32_t>(bad_magic, 0, 0x12345678);
   CHECK(list_error(elf_with(bad_magic)) ==
         "failed to read fatbin in test.bin: no fatbin magic at offset 128 (found 0x12345678)");
-  auto bad_version = container({entry(spec(2, 80))});
+  auto bad_version = container({entry(spec(8, 80))});
   put<std::uint16_t>(bad_version, 4, 2);
   CHECK(list_error(elf_with(bad_version)) ==
         "failed to read fatbin in test.bin: container at offset 128 has version 2 and header size 16, not 1 and 16");
-  CHECK(list_error(elf_with(container({entry(spec(2, 80, 0x8011, 32))}))) ==
+  CHECK(list_error(elf_with(container({entry(spec(8, 80, 0x11, 32))}))) ==
         "failed to read fatbin in test.bin: entry at offset 144 has a 32-byte header, less than 64");
-  auto long_payload = entry(spec(2, 80));
+  auto long_payload = entry(spec(8, 80));
   put<std::uint64_t>(long_payload, 8, 17);
   CHECK(list_error(elf_with(container({long_payload}))) ==
         "failed to read fatbin in test.bin: entry at offset 144 (header 64 bytes, payload 17 bytes) runs beyond its "
         "container");
-  CHECK(list_error(elf_with(container({entry(spec(2, 80)), Bytes(20)}))) ==
+  CHECK(list_error(elf_with(container({entry(spec(8, 80)), Bytes(20)}))) ==
         "failed to read fatbin in test.bin: entry header at offset 224 runs beyond its container");
   CHECK(list_error(elf_with(container({entry(spec(2, 80, 0x8011, 64, Bytes(16, std::byte{0xaa}), 17))}))) ==
         "failed to read fatbin in test.bin: entry at offset 144 claims 17 compressed bytes in a 16-byte payload");
   CHECK(list_error(elf_with(container({entry(spec(4, 80))}))) ==
         "failed to read fatbin in test.bin: entry at offset 144 has unknown kind 4");
-  CHECK(list_error(elf_with(container({entry(spec(2, 100, 0x308011))}))) ==
+  CHECK(list_error(elf_with(container({entry(spec(8, 100, 0x308011))}))) ==
         "failed to read fatbin in test.bin: entry at offset 144 is both arch-specific and family (flags 0x308011)");
-  CHECK(list_error(elf_with(container({entry(spec(2, 80, 0xa011))}))) ==
+  CHECK(list_error(elf_with(container({entry(spec(8, 80, 0xa011))}))) ==
         "failed to read fatbin in test.bin: entry at offset 144 claims two compressions (flags 0xa011)");
-  CHECK(list_error(elf_with(container({entry(spec(2, 0))}))) ==
+  CHECK(list_error(elf_with(container({entry(spec(8, 0))}))) ==
         "failed to read fatbin in test.bin: entry at offset 144 has invalid architecture 0");
   CHECK(list_error(elf_with(Bytes{std::byte{1}, std::byte{2}})) ==
         "failed to read fatbin in test.bin: container header at offset 128 runs beyond the section");
@@ -198,7 +310,7 @@ TEST_CASE("malformed fatbins are refused with the file and offset") {
 
 TEST_CASE("malformed ELF files are refused with the offset") {
   CHECK(list_error(Bytes{std::byte{1}}) == "failed to read ELF file test.bin: no ELF magic at offset 0");
-  auto bytes = elf_with(container({entry(spec(2, 80))}));
+  auto bytes = elf_with(container({entry(spec(8, 80))}));
   CHECK(list_error(Bytes(bytes.begin(), bytes.begin() + 40)) ==
         "failed to read ELF file test.bin: the header ends beyond the end of the file (40 bytes)");
   auto elf32 = bytes;

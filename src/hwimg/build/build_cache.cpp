@@ -14,13 +14,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Appends the metadata of every file under `root`, in a stable order.
-void hash_tree(const fs::path& root, oci::Sha256& hash) {
+// Appends the metadata of every file under `root`, in a stable order; `skip` (the output layout,
+// which may sit inside the workdir) and .git are not inputs.
+void hash_tree(const fs::path& root, const fs::path& skip, oci::Sha256& hash) {
   std::vector<std::string> lines;
   std::error_code ec;
   const auto add = [&](const fs::path& path) {
     struct stat info {};
     if (::lstat(path.c_str(), &info) != 0) return;
+    // A directory's own mtime moves whenever anything (even the output layout) is created in it;
+    // its entries are listed themselves, so only files carry size and mtime.
+    if (S_ISDIR(info.st_mode)) {
+      lines.push_back(fmt::format("{}\t{}\n", path.lexically_relative(root).string(), info.st_mode));
+      return;
+    }
     lines.push_back(fmt::format("{}\t{}\t{}\t{}.{}\n", path.lexically_relative(root).string(), info.st_mode,
                                 info.st_size, info.st_mtim.tv_sec, info.st_mtim.tv_nsec));
   };
@@ -28,7 +35,7 @@ void hash_tree(const fs::path& root, oci::Sha256& hash) {
   if (fs::is_directory(root, ec)) {
     for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
          !ec && it != end; it.increment(ec)) {
-      if (it->path().filename() == ".git") {
+      if (it->path().filename() == ".git" || it->path() == skip) {
         it.disable_recursion_pending();
         continue;
       }
@@ -47,7 +54,7 @@ fs::path cache_file(const fs::path& output, const std::string& key) {
 }  // namespace
 
 Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix::Variant& variant,
-                                      const BuildSettings& settings) {
+                                      const BuildSettings& settings, const fs::path& output) {
   oci::Sha256 hash;
   hash.update(fmt::format("hwimg {}\n", HWIMG_VERSION));
   auto recipe_text = util::read_file(recipe.file);
@@ -83,12 +90,12 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix
   if (recipe.build) {
     auto workdir = resolve(recipe.build->workdir);
     if (!workdir) return std::unexpected(workdir.error());
-    if (*workdir) hash_tree(**workdir, hash);
+    if (*workdir) hash_tree(**workdir, output, hash);
   }
   for (const auto& layer : recipe.layers) {
     auto from = resolve(layer.from);
     if (!from) return std::unexpected(from.error());
-    if (*from) hash_tree(**from, hash);
+    if (*from) hash_tree(**from, output, hash);
   }
   return hash.finish().hex();
 }

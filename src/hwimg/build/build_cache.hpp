@@ -14,7 +14,8 @@ namespace hwimg::build {
 // variant plan, the settings, the base image, and the metadata (path, size, mtime, mode) of every
 // file under the build workdir and under layer sources that do not come from the build.
 [[nodiscard]] Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix::Variant& variant,
-                                                    const BuildSettings& settings);
+                                                    const BuildSettings& settings,
+                                                    const std::filesystem::path& output);
 
 // The cached result for `key` in the layout at `output`, when it and all its blobs are still there.
 [[nodiscard]] std::optional<BuiltVariant> cached_variant(const std::filesystem::path& output, const std::string& key);

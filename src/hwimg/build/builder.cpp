@@ -132,7 +132,7 @@ Result<int> run_build(const BuildRequest& request) {
     util::ThreadPool pool(std::min<unsigned>(jobs, static_cast<unsigned>(plans->size())));
     for (const auto& plan : *plans) {
       futures.push_back(pool.submit([&, &variant = plan]() -> Result<BuiltVariant> {
-        auto key = variant_cache_key(*recipe, variant, settings);
+        auto key = variant_cache_key(*recipe, variant, settings, std::filesystem::absolute(request.output).lexically_normal());
         if (!key) return std::unexpected(key.error());
         if (auto hit = cached_variant(request.output, *key)) {
           if (progress) fmt::print(stderr, "{}: unchanged, reusing {}\n", variant.id, hit->manifest.digest.str());

@@ -221,6 +221,14 @@ bool deeper(const CpuTarget& a, const CpuTarget& b) {
   return depth_a != depth_b ? depth_a > depth_b : a.features.size() > b.features.size();
 }
 
+// cpu_target_compatible without collecting what is missing: the host matcher asks it of every target.
+bool runs_on(const CpuTarget& target, std::string_view vendor, const FeatureSet& features) {
+  return (target.is_generic() || target.vendor == vendor) &&
+         std::ranges::all_of(target.features, [&](const std::string& feature) {
+           return features.contains(feature) || !is_instruction_set_feature(feature);
+         });
+}
+
 }  // namespace
 
 std::span<const CpuTarget> cpu_targets() {
@@ -279,8 +287,7 @@ const CpuTarget& best_cpu_target(CpuArch arch, std::string_view vendor, const Fe
                                  std::string_view cpu_part) {
   std::vector<const CpuTarget*> compatible;
   for (const auto& target : cpu_targets()) {
-    if (target.arch == arch && !never_detected(target) &&
-        cpu_target_compatible(target, vendor, features).compatible()) {
+    if (target.arch == arch && !never_detected(target) && runs_on(target, vendor, features)) {
       compatible.push_back(&target);
     }
   }

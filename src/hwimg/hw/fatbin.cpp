@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hwimg/hw/elf.hpp"
+#include "hwimg/hw/fatbin_payload.hpp"
 
 namespace hwimg::hw {
 
@@ -46,7 +47,7 @@ Result<bool> cubin_has_functions(std::span<const std::byte> cubin, std::string_v
   return false;
 }
 
-// Checks an uncompressed cubin against its entry header; returns whether it holds kernels.
+// Checks a (decompressed) cubin against its entry header; returns whether it holds kernels.
 Result<bool> check_cubin(std::span<const std::byte> payload, const FatbinEntry& entry, std::uint64_t payload_offset,
                          std::string_view name) {
   const auto cubin_name = fmt::format("{} (cubin at offset {})", name, payload_offset);
@@ -63,6 +64,29 @@ Result<bool> check_cubin(std::span<const std::byte> payload, const FatbinEntry& 
                 entry.offset, entry.target().name(), cubin_sm(*header));
   }
   return cubin_has_functions(payload, cubin_name);
+}
+
+// The PTX text must target what its entry header says (".target sm_90a" for compute_90a); its
+// ".version" is the PTX ISA a driver's JIT must know.
+Result<void> check_ptx(std::span<const std::byte> text, FatbinEntry& entry, std::string_view name) {
+  const std::string_view ptx(reinterpret_cast<const char*>(text.data()), text.size());
+  const auto word_after = [&](std::string_view directive) -> std::string_view {
+    const auto at = ptx.find(directive);
+    if (at == std::string_view::npos) {
+      return {};
+    }
+    const auto rest = ptx.substr(at + directive.size());
+    return rest.substr(0, rest.find_first_of(" ,\t\r\n"));
+  };
+  const auto target = word_after(".target ");
+  auto expected = entry.target().name();
+  expected.replace(0, std::string_view("compute").size(), "sm");
+  if (target != expected) {
+    return fail("failed to read fatbin in {}: the PTX of the entry at offset {} targets '{}' but the entry says {}",
+                name, entry.offset, target, entry.target().name());
+  }
+  entry.ptx_isa = std::string(word_after(".version "));
+  return {};
 }
 
 Result<FatbinEntry> parse_entry(std::span<const std::byte> data, std::uint64_t at, std::uint64_t end,
@@ -113,14 +137,27 @@ Result<FatbinEntry> parse_entry(std::span<const std::byte> data, std::uint64_t a
   entry.features = (entry.flags & flag_arch_specific) ? ArchFeatures::arch_specific
                    : (entry.flags & flag_family)     ? ArchFeatures::family
                                                      : ArchFeatures::baseline;
-  const bool compressed = (entry.flags & (flag_lz4 | flag_zstd)) != 0;
-  if (entry.kind == FatbinEntryKind::sass && !compressed) {
-    const auto payload = data.subspan(at + header_size, payload_size);
-    const auto has_functions = check_cubin(payload, entry, where + header_size, name);
-    if (!has_functions) {
-      return std::unexpected(has_functions.error());
+  if (entry.kind != FatbinEntryKind::lto_ir) {
+    const auto compression = (entry.flags & flag_zstd) ? PayloadCompression::zstd
+                             : (entry.flags & flag_lz4) ? PayloadCompression::lz4
+                                                        : PayloadCompression::none;
+    const auto payload = data.subspan(at + header_size, compression == PayloadCompression::none ? payload_size
+                                                                                                : compressed_size);
+    const auto content = decompress_payload(payload, compression, read_le<std::uint64_t>(data, at + 56), name, where);
+    if (!content) {
+      return std::unexpected(content.error());
     }
-    entry.link_stub = !*has_functions;
+    if (entry.kind == FatbinEntryKind::ptx) {
+      if (auto checked = check_ptx(*content, entry, name); !checked) {
+        return std::unexpected(checked.error());
+      }
+    } else {
+      const auto has_functions = check_cubin(*content, entry, where + header_size, name);
+      if (!has_functions) {
+        return std::unexpected(has_functions.error());
+      }
+      entry.link_stub = !*has_functions;
+    }
   }
   next = at + header_size + payload_size;
   return entry;
@@ -184,9 +221,14 @@ Result<std::vector<FatbinEntry>> read_fatbin_entries(std::span<const std::byte> 
   if (!sections) {
     return std::unexpected(sections.error());
   }
+  // What the runtime loads is in .nv_fatbin; __nv_relfatbin keeps the -rdc objects for a later
+  // device link (an executable's PTX there can never be JIT-compiled), so it counts only in files
+  // that have nothing else, such as `nvcc -dc` objects.
+  const bool loadable = std::ranges::any_of(*sections, [](const ElfSection& s) { return s.name == ".nv_fatbin"; });
+  const std::string_view wanted = loadable ? ".nv_fatbin" : "__nv_relfatbin";
   std::vector<FatbinEntry> entries;
   for (const auto& section : *sections) {
-    if ((section.name != ".nv_fatbin" && section.name != "__nv_relfatbin") || section.type == elf_section_nobits) {
+    if (section.name != wanted || section.type == elf_section_nobits) {
       continue;
     }
     auto found = parse_fatbin(elf.subspan(section.offset, section.size), section.offset, name);

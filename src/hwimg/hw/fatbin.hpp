@@ -22,21 +22,24 @@ struct FatbinEntry {
   ArchFeatures features = ArchFeatures::baseline;
   std::uint64_t flags = 0;
   std::uint64_t offset = 0;  // of the entry header, from the start of the file
-  // An uncompressed cubin without functions: what nvcc's device-link step adds for each target,
-  // whether or not any object has kernels for it.
+  // A cubin without functions: what nvcc's device-link step adds for each target, whether or not
+  // any object has kernels for it.
   bool link_stub = false;
+  std::string ptx_isa;  // PTX entries: the ISA version of the text (".version 9.0" -> "9.0")
 
   // The device-code target; meaningless for LTO IR.
   [[nodiscard]] GpuTarget target() const;
 };
 
 // Walks the containers in `data` (the contents of a fatbin section at `base_offset` in the file
-// `name`), bounds-checking every header; an uncompressed cubin must agree with its entry header.
+// `name`), bounds-checking every header; each cubin (decompressed if needed) must be an EM_CUDA ELF
+// file for the entry's SM, and each PTX text must `.target` the entry's architecture.
 [[nodiscard]] Result<std::vector<FatbinEntry>> parse_fatbin(std::span<const std::byte> data,
                                                             std::uint64_t base_offset, std::string_view name);
 
-// Every entry of the `.nv_fatbin` and `__nv_relfatbin` sections of an ELF file (none when it has
-// neither).
+// Every entry of the `.nv_fatbin` sections of an ELF file: the device code the CUDA runtime loads.
+// Only a file without one (an `nvcc -dc` object) is read from `__nv_relfatbin` instead, whose -rdc
+// objects an executable keeps for device linking but never loads. None when it has neither.
 [[nodiscard]] Result<std::vector<FatbinEntry>> read_fatbin_entries(std::span<const std::byte> elf,
                                                                    std::string_view name);
 

@@ -66,6 +66,8 @@ std::string render_json(const MatrixReport& report) {
         {"cpu", cpu_name(variant)},
         {"platform", platform_json(variant.platform)},
         {"annotations", variant.annotations},
+        {"nvidia_require_cuda", variant.nvidia_require_cuda},
+        {"variables", variant.variables},
     });
   }
   const nlohmann::json json{{"variants", variants}, {"warnings", report.warnings}, {"errors", report.errors}};

@@ -12,7 +12,8 @@ namespace hwimg::matrix {
 enum class MatrixFormat { table, json, github };
 
 // The report rendered: a table for people; JSON `{"variants": [{"id", "cuda", "gpu", "cpu",
-// "platform", "annotations"}], "warnings": [...], "errors": [...]}`; or a GitHub Actions
+// "platform", "annotations", "nvidia_require_cuda", "variables"}], "warnings": [...],
+// "errors": [...]}`; or a GitHub Actions
 // `strategy.matrix` object `{"include": [{"variant", ...}]}` on one line.
 [[nodiscard]] std::string render_table(const MatrixReport& report);
 [[nodiscard]] std::string render_json(const MatrixReport& report);

@@ -18,18 +18,54 @@ namespace {
 
 constexpr std::string_view layout_marker = R"({"imageLayoutVersion":"1.0.0"})";
 
-// Removes temporary files left by writers that were killed: their names carry the writer's pid.
-void remove_stale_temporaries(const fs::path& directory) {
+// Removes temporary files (and staging layouts) left by writers that were killed: their names start
+// with `prefix` and carry the writer's pid.
+void remove_stale_temporaries(const fs::path& directory, std::string_view prefix = ".") {
   std::error_code ec;
   for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
     const auto name = it->path().filename().string();
     const auto marker = name.find(".tmp-");
-    if (!name.starts_with('.') || marker == std::string::npos) continue;
+    if (!name.starts_with(prefix) || marker == std::string::npos) continue;
     const auto pid = std::strtol(name.c_str() + marker + 5, nullptr, 10);
     if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      fs::remove(it->path(), ec);
+      fs::remove_all(it->path(), ec);
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Builds a complete empty layout beside `root` and renames it into place, so a layout never exists
+// half-made: a crash leaves either nothing or a layout that skopeo and umoci accept.
+Result<void> create_layout(const fs::path& root) {
+  std::error_code ec;
+  if (fs::exists(root, ec) && !fs::is_empty(root, ec)) {
+    return fail("failed to create image layout {}: the directory exists and is not an OCI image layout "
+                "(no oci-layout file)",
+                root.string());
+  }
+  const auto absolute = fs::absolute(root, ec).lexically_normal();
+  const auto parent = absolute.has_filename() ? absolute.parent_path() : absolute.parent_path().parent_path();
+  HWIMG_TRY(util::make_directories(parent));
+  remove_stale_temporaries(parent, "." + absolute.filename().string() + ".tmp-");
+  const auto staging = util::temporary_sibling(absolute.has_filename() ? absolute : absolute.parent_path());
+  HWIMG_TRY(util::make_directories(staging / "blobs" / "sha256"));
+  const auto give_up = [&](const Error& error) -> Result<void> {
+    fs::remove_all(staging, ec);
+    return std::unexpected(error.context("failed to create image layout " + root.string()));
+  };
+  if (auto r = util::write_file_atomic(staging / "index.json", to_json(Index{})); !r) return give_up(r.error());
+  if (auto r = util::write_file_atomic(staging / "oci-layout", layout_marker); !r) return give_up(r.error());
+  if (::rename(staging.c_str(), root.c_str()) != 0) {
+    const int error = errno;
+    fs::remove_all(staging, ec);
+    // Another writer created it first; theirs is as good as ours.
+    if ((error == ENOTEMPTY || error == EEXIST) && fs::exists(root / "oci-layout", ec)) return {};
+    return fail("failed to create image layout {}: {}", root.string(), util::errno_text(error));
+  }
+  return util::fsync_directory(parent);
 }
 
 }  // namespace
@@ -41,29 +77,23 @@ Result<Layout> Layout::open(const fs::path& root, OpenMode mode) {
     if (mode == OpenMode::existing) {
       return fail("failed to open image layout {}: no oci-layout file (not an OCI image layout)", root.string());
     }
-    if (auto r = util::make_directories(root / "blobs" / "sha256"); !r) return std::unexpected(r.error());
-    if (auto r = util::write_file_atomic(marker_path, layout_marker); !r) return std::unexpected(r.error());
-  } else {
-    auto marker = util::read_file(marker_path);
-    if (!marker) {
-      return std::unexpected(marker.error().context("failed to open image layout " + root.string()));
-    }
-    if (marker->find("\"1.0.0\"") == std::string::npos) {
-      return fail("failed to open image layout {}: unsupported oci-layout {}", root.string(), util::trim(*marker));
-    }
-    if (auto r = util::make_directories(root / "blobs" / "sha256"); !r) return std::unexpected(r.error());
+    HWIMG_TRY(create_layout(root));
+  }
+  auto marker = util::read_file(marker_path);
+  if (!marker) {
+    return std::unexpected(marker.error().context("failed to open image layout " + root.string()));
+  }
+  if (marker->find("\"1.0.0\"") == std::string::npos) {
+    return fail("failed to open image layout {}: unsupported oci-layout {}", root.string(), util::trim(*marker));
+  }
+  if (!fs::exists(root / "index.json", ec)) {
+    return fail("failed to open image layout {}: index.json is missing", root.string());
   }
   Layout layout(root);
   if (mode == OpenMode::create) {
+    HWIMG_TRY(util::make_directories(root / "blobs" / "sha256"));
     remove_stale_temporaries(root);
     remove_stale_temporaries(layout.state_directory() / "tmp");
-  }
-  if (!fs::exists(root / "index.json", ec)) {
-    if (mode == OpenMode::existing) {
-      return fail("failed to open image layout {}: index.json is missing", root.string());
-    }
-    auto r = layout.update_index_json([](Index&) -> Result<void> { return {}; });
-    if (!r) return std::unexpected(r.error());
   }
   return layout;
 }

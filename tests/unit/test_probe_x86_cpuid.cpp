@@ -1,0 +1,186 @@
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "hwimg/probe/x86_cpuid.hpp"
+#include "hwimg/util/files.hpp"
+#include "hwimg/util/strings.hpp"
+
+using namespace hwimg;
+using namespace hwimg::probe;
+
+namespace {
+
+const std::string k_dir = std::string(HWIMG_TEST_DATA_DIR) + "/probe/cpuid/";
+
+std::string read(const std::string& path) {
+  auto text = util::read_file(path);
+  REQUIRE_MESSAGE(text.has_value(), path);
+  return *text;
+}
+
+CpuFacts decode_file(const std::string& name) {
+  const auto snapshot = parse_cpuid_dump(read(k_dir + name), name);
+  REQUIRE_MESSAGE(snapshot.has_value(), snapshot.error().message);
+  return decode_x86(*snapshot);
+}
+
+// The "# flags:" comment of a fixture: /proc/cpuinfo of the machine it was taken on.
+std::set<std::string> recorded_flags(const std::string& name) {
+  std::set<std::string> flags;
+  for (const auto& line : util::split(read(k_dir + name), '\n')) {
+    if (line.starts_with("# flags: ")) {
+      for (const auto& flag : util::split(line.substr(9), ' ')) {
+        flags.insert(flag);
+      }
+    }
+  }
+  return flags;
+}
+
+// The decodable flags of /proc/cpuinfo, which the decoder must reproduce exactly.
+std::vector<std::string> expected_features(const std::set<std::string>& flags) {
+  std::vector<std::string> expected;
+  for (const auto name : x86_decodable_features()) {
+    if (flags.contains(std::string(name))) {
+      expected.emplace_back(name);
+    }
+  }
+  std::ranges::sort(expected);
+  return expected;
+}
+
+bool has(const CpuFacts& cpu, std::string_view feature) {
+  return std::ranges::find(cpu.features, feature) != cpu.features.end();
+}
+
+struct Expected {
+  const char* file;
+  const char* vendor;
+  int family;
+  int model;
+  const char* model_name;
+  hw::X86Level level;
+  const char* microarch;
+};
+
+}  // namespace
+
+TEST_CASE("CPUID dumps of known CPUs decode to their vendor, model, level and microarchitecture") {
+  const Expected cases[] = {
+      {"haswell-e5-2680v3.txt", "Intel", 6, 63, "Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz", hw::X86Level::v3, "haswell"},
+      {"broadwell-windows.txt", "Intel", 6, 61, "Intel(R) Core(TM) i7-5500U CPU @ 2.40GHz", hw::X86Level::v3,
+       "broadwell"},
+      {"skylake-sp-gold6132.txt", "Intel", 6, 85, "Intel(R) Xeon(R) Gold 6132 CPU @ 2.60GHz", hw::X86Level::v4,
+       "skylake_avx512"},
+      {"cascadelake-8260m.txt", "Intel", 6, 85, "Intel(R) Xeon(R) Platinum 8260M CPU @ 2.40GHz", hw::X86Level::v4,
+       "cascadelake"},
+      {"icelake-i7-1185g7-windows.txt", "Intel", 6, 140, "11th Gen Intel(R) Core(TM) i7-1185G7 @ 3.00GHz",
+       hw::X86Level::v4, "icelake"},
+      {"sapphirerapids-8480.txt", "Intel", 6, 143, "Intel(R) Xeon(R) Platinum 8480+", hw::X86Level::v4,
+       "sapphirerapids"},
+      {"zen2-epyc7742.txt", "AMD", 23, 49, "AMD EPYC 7742 64-Core Processor", hw::X86Level::v3, "zen2"},
+      {"zen3-ryzen5950x.txt", "AMD", 25, 33, "AMD Ryzen 9 5950X 16-Core Processor", hw::X86Level::v3, "zen3"},
+      {"zen4-epyc9654.txt", "AMD", 25, 17, "AMD EPYC 9654 96-Core Processor", hw::X86Level::v4, "zen4"},
+      {"zen5-ryzen9950x.txt", "AMD", 26, 68, "AMD Ryzen 9 9950X 16-Core Processor", hw::X86Level::v4, "zen5"},
+      // Real captures; these VMs hide waitpkg, so a model-207 Xeon is not sapphirerapids for archspec.
+      {"dev-vm-xeon-model207.txt", "Intel", 6, 207, "Intel(R) Xeon(R) Processor", hw::X86Level::v4, "icelake"},
+      {"h100-host-xeon-model207-amx.txt", "Intel", 6, 207, "Intel(R) Xeon(R) Processor", hw::X86Level::v4, "icelake"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.file);
+    const auto cpu = decode_file(c.file);
+    CHECK(cpu.arch == hw::CpuArch::amd64);
+    CHECK(cpu.vendor == c.vendor);
+    CHECK(cpu.family == c.family);
+    CHECK(cpu.model == c.model);
+    CHECK(cpu.model_name == c.model_name);
+    CHECK(cpu.level == c.level);
+    CHECK(cpu.microarch.value_or("(none)") == c.microarch);
+    if (const auto flags = recorded_flags(c.file); !flags.empty()) {
+      CHECK(cpu.features == expected_features(flags));
+    }
+  }
+}
+
+TEST_CASE("AVX-512 that the OS left off in XCR0 is not reported: Skylake-SP becomes x86-64-v3") {
+  const auto cpu = decode_file("skylake-sp-gold6132-avx512-off.txt");
+  CHECK(cpu.level == hw::X86Level::v3);
+  CHECK(cpu.microarch == "skylake");
+  CHECK_FALSE(std::ranges::any_of(cpu.features, [](const std::string& f) { return f.starts_with("avx512"); }));
+  CHECK(has(cpu, "avx2"));
+  CHECK(has(cpu, "clwb"));
+}
+
+TEST_CASE("AMX needs XCR0 bits 17-18 and AVX needs bits 1-2") {
+  auto snapshot = parse_cpuid_dump(read(k_dir + "sapphirerapids-8480.txt"), "spr");
+  REQUIRE(snapshot.has_value());
+  CHECK(has(decode_x86(*snapshot), "amx_tile"));
+
+  snapshot->xcr0 = 0x2e7;
+  auto cpu = decode_x86(*snapshot);
+  CHECK_FALSE(has(cpu, "amx_tile"));
+  CHECK(has(cpu, "avx512f"));
+  CHECK(cpu.microarch == "icelake");
+
+  snapshot->xcr0 = 0x3;
+  cpu = decode_x86(*snapshot);
+  CHECK_FALSE(has(cpu, "avx"));
+  CHECK_FALSE(has(cpu, "fma"));
+  CHECK(has(cpu, "xsave"));
+  CHECK(cpu.level == hw::X86Level::v2);
+
+  // Without OSXSAVE, XCR0 cannot be read and no XSAVE-managed state is usable.
+  snapshot->leaves[{1, 0}].ecx &= ~(1U << 27);
+  snapshot->xcr0 = 0xe7;
+  cpu = decode_x86(*snapshot);
+  CHECK_FALSE(has(cpu, "xsave"));
+  CHECK_FALSE(has(cpu, "avx"));
+}
+
+TEST_CASE("leaves above the highest one CPUID reports are ignored") {
+  auto snapshot = parse_cpuid_dump(read(k_dir + "zen4-epyc9654.txt"), "zen4");
+  REQUIRE(snapshot.has_value());
+  snapshot->leaves[{0, 0}].eax = 1;  // basic leaves stop at 1: leaf 7 and 0xD are invalid
+  const auto cpu = decode_x86(*snapshot);
+  CHECK_FALSE(has(cpu, "avx2"));
+  CHECK_FALSE(has(cpu, "xsaveopt"));
+  CHECK(has(cpu, "avx"));
+  CHECK(has(cpu, "abm"));
+}
+
+TEST_CASE("the CPUID dump format round-trips and names the bad line") {
+  const auto snapshot = parse_cpuid_dump(read(k_dir + "zen3-ryzen5950x.txt"), "zen3");
+  REQUIRE(snapshot.has_value());
+  const auto again = parse_cpuid_dump(format_cpuid_dump(*snapshot), "again");
+  REQUIRE(again.has_value());
+  CHECK(again->leaves == snapshot->leaves);
+  CHECK(again->xcr0 == snapshot->xcr0);
+
+  const auto bad = parse_cpuid_dump("# ok\n00000001.0 1 2 3\n", "dump.txt");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message ==
+        "failed to read CPUID dump dump.txt:2: expected \"LEAF.SUBLEAF EAX EBX ECX EDX\" or \"xcr0 HEX\"");
+}
+
+#if defined(__x86_64__)
+TEST_CASE("on this machine the decoded features agree with /proc/cpuinfo") {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  std::set<std::string> flags;
+  while (std::getline(cpuinfo, line)) {
+    if (line.starts_with("flags")) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string flag; words >> flag;) {
+        flags.insert(flag);
+      }
+      break;
+    }
+  }
+  REQUIRE_FALSE(flags.empty());
+  CHECK(decode_x86(read_cpuid()).features == expected_features(flags));
+}
+#endif
