@@ -27,7 +27,7 @@ layout="$TEST_TMP/layout"
 index_digest=$(make_layout "$layout" v1 --variants 4)
 hw_ok push "${tls[@]}" "oci:$layout:v1" "$reg/test/app"
 assert_contains "$OUT" "pushed $reg/test/app:v1@$index_digest: 9 blobs uploaded" "first push"
-assert_contains "$OUT" "5 manifests, 5 tags" "first push manifests"
+assert_contains "$OUT" "5 manifests pushed, 0 already present; 5 tags" "first push manifests"
 raw_digest=$(skopeo inspect --raw --cert-dir "$certs" --creds "$skopeo_creds" "docker://$reg/test/app:v1" | sha256sum | cut -d' ' -f1)
 assert_eq "$index_digest" "sha256:$raw_digest" "index digest seen by skopeo"
 for tag in $(jq -r '.manifests[].annotations["org.opencontainers.image.ref.name"]' "$layout/index.json" | grep -- '-'); do
@@ -42,7 +42,7 @@ assert_eq "$(ls "$layout/blobs/sha256" | sort)" "$(ls "$TEST_TMP/back/blobs/sha2
 step "a second push uploads no blob"
 before=$(count_blob_uploads "$dir/registry.log")
 hw_ok push "${tls[@]}" "oci:$layout:v1" "$reg/test/app:v1"
-assert_contains "$OUT" ": 0 blobs uploaded (0.0 MiB), 0 mounted, 9 already present" "second push"
+assert_contains "$OUT" ": 0 blobs uploaded (0.0 MiB), 0 mounted, 9 already present; 0 manifests pushed, 5 already present; 5 tags" "second push"
 assert_eq "$before" "$(count_blob_uploads "$dir/registry.log")" "blob uploads seen by the registry"
 
 step "a push to another repository mounts every blob"
@@ -73,7 +73,8 @@ if command -v make >/dev/null && command -v g++ >/dev/null; then
     "$TEST_TMP/built/index.json")
   hw_ok push "${tls[@]}" "oci:$TEST_TMP/built:1.0" "$reg/examples/stencil"
   assert_contains "$OUT" "pushed $reg/examples/stencil:1.0@$built_digest" "push of the built example"
-  assert_contains "$OUT" "$((variants + 1)) manifests, $((variants + 1)) tags" "variant manifests of the built example"
+  assert_contains "$OUT" "$((variants + 1)) manifests pushed, 0 already present; $((variants + 1)) tags" \
+    "variant manifests of the built example"
   skopeo copy -q --all --preserve-digests --src-cert-dir "$certs" --src-creds "$skopeo_creds" \
     "docker://$reg/examples/stencil:1.0" "oci:$TEST_TMP/built-back:1.0"
   raw=$(skopeo inspect --raw "oci:$TEST_TMP/built-back:1.0" | sha256sum | cut -d' ' -f1)

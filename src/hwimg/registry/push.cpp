@@ -55,15 +55,18 @@ public:
     for (const auto& source : sources) m_scopes.push_back(repository_scope(source, "pull"));
     if (auto r = m_session.authorize(registry, m_scopes); !r) return std::unexpected(r.error());
 
-    // Every HEAD goes at once (they are cheap and multiplexed); uploads take the -j slots.
+    // Every HEAD goes at once (they are cheap and multiplexed); uploads take the -j slots. The
+    // manifests are checked in the same round, so an unchanged re-push writes nothing.
     for (auto& job : m_jobs) check_blob(job);
+    for (const auto& m : m_plan.manifests) check_manifest(m);
+    check_manifest(m_plan.root);
     if (auto r = finish_phase(); !r) return std::unexpected(r.error());
 
-    for (const auto& m : m_plan.manifests) m_pending_manifests.push_back(&m);
+    for (const auto& m : m_plan.manifests) queue_manifest(m);
     start_manifests();
     if (auto r = finish_phase(); !r) return std::unexpected(r.error());
 
-    m_pending_manifests.push_back(&m_plan.root);
+    queue_manifest(m_plan.root);
     start_manifests();
     if (auto r = finish_phase(); !r) return std::unexpected(r.error());
 
@@ -266,6 +269,31 @@ private:
   }
 
   // ---- manifests ----
+  static std::string manifest_reference(const PlannedManifest& manifest) {
+    return manifest.tag.empty() ? manifest.descriptor.digest.str() : manifest.tag;
+  }
+
+  void check_manifest(const PlannedManifest& manifest) {
+    Request request{Method::head, fmt::format("/v2/{}/manifests/{}", m_destination.repository,
+                                              manifest_reference(manifest))};
+    request.headers.push_back(manifest_accept_header());
+    exchange(std::move(request), Retry::safe, [this, &manifest](Response r) {
+      // Anything but a match (absent, another digest, an error) means: put it.
+      if (r.ok() && r.status == 200 && r.header("docker-content-digest") == manifest.descriptor.digest.str()) {
+        m_present_manifests.insert(&manifest);
+      }
+    });
+  }
+
+  void queue_manifest(const PlannedManifest& manifest) {
+    if (!manifest.tag.empty()) m_summary.tags.push_back(manifest.tag);
+    if (m_present_manifests.contains(&manifest)) {
+      ++m_summary.manifests_present;
+      return;
+    }
+    m_pending_manifests.push_back(&manifest);
+  }
+
   void start_manifests() {
     while (!m_error && m_active < manifest_parallelism && !m_pending_manifests.empty()) {
       const auto* manifest = m_pending_manifests.front();
@@ -276,7 +304,7 @@ private:
   }
 
   void put_manifest(const PlannedManifest& manifest) {
-    const auto& reference = manifest.tag.empty() ? manifest.descriptor.digest.str() : manifest.tag;
+    const auto reference = manifest_reference(manifest);
     Request request{Method::put, fmt::format("/v2/{}/manifests/{}", m_destination.repository, reference)};
     request.headers.push_back("Content-Type: " + manifest.descriptor.media_type);
     request.body = manifest.bytes;
@@ -290,7 +318,6 @@ private:
                                            *digest)});
       }
       ++m_summary.manifests_pushed;
-      if (!manifest.tag.empty()) m_summary.tags.push_back(manifest.tag);
       start_manifests();
     });
   }
@@ -317,6 +344,7 @@ private:
   std::deque<BlobJob> m_jobs;
   std::deque<BlobJob*> m_pending_blobs;
   std::deque<const PlannedManifest*> m_pending_manifests;
+  std::set<const PlannedManifest*> m_present_manifests;
   std::filesystem::path m_blob_directory = m_plan.layout / "blobs" / "sha256";
   unsigned m_active = 0;
   std::size_t m_blobs_done = 0;
