@@ -7,6 +7,7 @@ require_tool openssl
 require_tool htpasswd
 require_tool python3
 require_tool curl
+require_tool jq
 
 REGISTRY_SCRIPT="$HWIMG_SOURCE_DIR/registry/run-registry.sh"
 MAKE_LAYOUT="$HWIMG_SOURCE_DIR/tests/integration/make_test_layout.py"

@@ -9,6 +9,8 @@
   the answer's body cut in half.
 --tamper: rewrites manifest GET answers: wrong-digest (body changed, header digest kept),
   oversize (a 5 MiB body), invalid-json, unknown-type (an unregistered Content-Type).
+--paginate-tags N: tags/list answers carry at most N tags, sorted, with a relative
+  `Link: <...>; rel="next"` to the rest (distribution 2.8.2 itself ignores n and last).
 --hang-after-uploads N: after N finished blob uploads (PUT answered 201) every later request
   gets no answer; the file FILE.hung appears beside the port file.
 Only loopback addresses are used; every request and fault is logged one per line.
@@ -32,6 +34,7 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tamper", default="")
     parser.add_argument("--hang-after-uploads", type=int, default=-1)
+    parser.add_argument("--paginate-tags", type=int, default=0)
     parser.add_argument("--log", default=os.devnull)
     args = parser.parse_args()
     host, port = args.upstream.rsplit(":", 1)
@@ -112,6 +115,12 @@ def main():
                 return
             if args.tamper and self.command == "GET" and re.search(r"/manifests/", path) and response.status == 200:
                 data, out_headers = tamper(args.tamper, data, out_headers)
+            if args.paginate_tags and self.command == "GET" and path.split("?")[0].endswith("/tags/list") \
+                    and response.status == 200:
+                data, link = paginate(data, path, args.paginate_tags)
+                out_headers = [(k, v) for k, v in out_headers if k.lower() != "link"]
+                if link:
+                    out_headers.append(("Link", link))
             upstream_base = "http://%s:%s" % (host, port)
             self.send_response(response.status)
             for k, v in out_headers:
@@ -141,6 +150,18 @@ def main():
         f.write(str(server.server_address[1]))
     os.rename(args.port_file + ".tmp", args.port_file)
     server.serve_forever()
+
+
+def paginate(data, path, size):
+    import urllib.parse
+    url = urllib.parse.urlparse(path)
+    last = urllib.parse.parse_qs(url.query).get("last", [""])[0]
+    body = json.loads(data)
+    tags = sorted(t for t in body.get("tags") or [] if t > last)
+    page, more = tags[:size], len(tags) > size
+    body["tags"] = page
+    link = '<%s?n=%d&last=%s>; rel="next"' % (url.path, size, urllib.parse.quote(page[-1])) if more else ""
+    return json.dumps(body).encode(), link
 
 
 def tamper(mode, data, headers):

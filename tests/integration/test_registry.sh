@@ -27,7 +27,7 @@ layout="$TEST_TMP/layout"
 index_digest=$(make_layout "$layout" v1 --variants 4)
 hw_ok push "${tls[@]}" "oci:$layout:v1" "$reg/test/app"
 assert_contains "$OUT" "pushed $reg/test/app:v1@$index_digest: 9 blobs uploaded" "first push"
-assert_contains "$OUT" "5 manifests, 5 tags" "first push manifests"
+assert_contains "$OUT" "5 manifests pushed, 0 already present; 5 tags" "first push manifests"
 raw_digest=$(skopeo inspect --raw --cert-dir "$certs" --creds "$skopeo_creds" "docker://$reg/test/app:v1" | sha256sum | cut -d' ' -f1)
 assert_eq "$index_digest" "sha256:$raw_digest" "index digest seen by skopeo"
 for tag in $(jq -r '.manifests[].annotations["org.opencontainers.image.ref.name"]' "$layout/index.json" | grep -- '-'); do
@@ -42,7 +42,7 @@ assert_eq "$(ls "$layout/blobs/sha256" | sort)" "$(ls "$TEST_TMP/back/blobs/sha2
 step "a second push uploads no blob"
 before=$(count_blob_uploads "$dir/registry.log")
 hw_ok push "${tls[@]}" "oci:$layout:v1" "$reg/test/app:v1"
-assert_contains "$OUT" ": 0 blobs uploaded (0.0 MiB), 0 mounted, 9 already present" "second push"
+assert_contains "$OUT" ": 0 blobs uploaded (0.0 MiB), 0 mounted, 9 already present; 0 manifests pushed, 5 already present; 5 tags" "second push"
 assert_eq "$before" "$(count_blob_uploads "$dir/registry.log")" "blob uploads seen by the registry"
 
 step "a push to another repository mounts every blob"
@@ -62,6 +62,26 @@ assert_eq 2 "$STATUS" "exit status for a bad tag"
 assert_contains "$OUT" "invalid tag \"bad+tag\": character '+' is not allowed" "bad tag message"
 hw_fails tag "${tls[@]}" "$reg/test/app:nope" other
 assert_contains "$OUT" "failed to get manifest $reg/test/app:nope: HTTP 404 MANIFEST_UNKNOWN" "unknown tag"
+
+step "push a layout built by hwimg build (the stencil example)"
+if command -v make >/dev/null && command -v g++ >/dev/null; then
+  SOURCE_DATE_EPOCH=1700000000 "$HWIMG" build "$HWIMG_SOURCE_DIR/recipes/stencil.yaml" -o "$TEST_TMP/built" --tag 1.0 \
+    > "$TEST_TMP/build.log" 2>&1 || fail "hwimg build failed: $(tail -5 "$TEST_TMP/build.log")"
+  built_digest=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == "1.0") | .digest' \
+    "$TEST_TMP/built/index.json")
+  variants=$(jq '[.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] | startswith("1.0-"))] | length' \
+    "$TEST_TMP/built/index.json")
+  hw_ok push "${tls[@]}" "oci:$TEST_TMP/built:1.0" "$reg/examples/stencil"
+  assert_contains "$OUT" "pushed $reg/examples/stencil:1.0@$built_digest" "push of the built example"
+  assert_contains "$OUT" "$((variants + 1)) manifests pushed, 0 already present; $((variants + 1)) tags" \
+    "variant manifests of the built example"
+  skopeo copy -q --all --preserve-digests --src-cert-dir "$certs" --src-creds "$skopeo_creds" \
+    "docker://$reg/examples/stencil:1.0" "oci:$TEST_TMP/built-back:1.0"
+  raw=$(skopeo inspect --raw "oci:$TEST_TMP/built-back:1.0" | sha256sum | cut -d' ' -f1)
+  assert_eq "$built_digest" "sha256:$raw" "built index copied back by skopeo"
+else
+  echo "(make or g++ missing: the built example is not pushed)"
+fi
 
 step "large blobs go up in PATCH chunks"
 big="$TEST_TMP/big"
@@ -102,6 +122,15 @@ assert_contains "$OUT" "@$index_digest: 9 blobs uploaded" "push to a plain-HTTP 
 raw_digest=$(skopeo inspect --raw --tls-verify=false "docker://$plain/test/app:v1" | sha256sum | cut -d' ' -f1)
 assert_eq "$index_digest" "sha256:$raw_digest" "index digest on the plain registry"
 hw_ok tag --plain-http "$plain/test/app:v1" v1-copy
+
+step "a corrupt blob in the layout is refused, naming it"
+corrupt="$TEST_TMP/corrupt"
+make_layout "$corrupt" v1 --variants 2 --seed 9 >/dev/null
+shared=$(jq -r '.layers[0].digest' "$corrupt/blobs/sha256/$(jq -r '.manifests[1].digest' "$corrupt/index.json" | cut -d: -f2)")
+size=$(stat -c %s "$corrupt/blobs/sha256/${shared#sha256:}")
+head -c "$size" /dev/zero > "$corrupt/blobs/sha256/${shared#sha256:}"
+hw_fails push "oci:$corrupt:v1" "$plain/test/corrupt"
+assert_contains "$OUT" "failed to push blob $shared: the layout's copy is corrupt: its content hashes to sha256:" "corrupt layer"
 start=$(date +%s)
 hw_fails push --plain-http "oci:$layout:v1" 192.0.2.1:5000/x
 assert_contains "$OUT" "failed to connect to 192.0.2.1:5000: refusing plain HTTP to a registry that is not on this machine (use --insecure to allow it)" "remote plain HTTP"

@@ -16,10 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::string accept_manifests = fmt::format("Accept: {}, {}, {}, {}", oci::media_type::index,
-                                                 oci::media_type::manifest, oci::media_type::docker_manifest_list,
-                                                 oci::media_type::docker_manifest);
-
 std::string bare_type(std::string_view content_type) {
   return util::to_lower(util::trim(content_type.substr(0, content_type.find(';'))));
 }
@@ -71,7 +67,7 @@ Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
   const auto what = fmt::format("get manifest {}", ref.str());
   if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
   Request request{Method::get, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
-  request.headers.push_back(accept_manifests);
+  request.headers.push_back(manifest_accept_header());
   request.max_response_body = max_manifest_size;
   auto response = m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe);
   if (response && response->failure == TransportFailure::too_large) {

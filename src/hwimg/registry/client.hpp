@@ -36,7 +36,8 @@ struct PushSummary {
   std::uint64_t bytes_uploaded = 0;
   std::size_t blobs_mounted = 0;
   std::size_t blobs_present = 0;     // already in the repository
-  std::size_t manifests_pushed = 0;  // variant manifests and the index
+  std::size_t manifests_pushed = 0;  // variant manifests and the index that were PUT
+  std::size_t manifests_present = 0; // already there under their tag (or digest)
   std::vector<std::string> tags;     // every tag written
   std::uint64_t requests = 0;        // HTTP exchanges, tokens and retries included
 };

@@ -21,11 +21,11 @@ Result<int> push_command(const std::string& source, const std::string& destinati
   if (!client) return std::unexpected(client.error());
   auto summary = client->push_layout(layout->directory, layout->tag, *ref);
   if (!summary) return std::unexpected(summary.error());
-  fmt::print("pushed {}@{}: {} blobs uploaded ({:.1f} MiB), {} mounted, {} already present; {} manifests, {} tags, "
-             "{} requests\n",
+  fmt::print("pushed {}@{}: {} blobs uploaded ({:.1f} MiB), {} mounted, {} already present; {} manifests pushed, "
+             "{} already present; {} tags; {} requests\n",
              summary->reference, summary->digest.str(), summary->blobs_uploaded,
              static_cast<double>(summary->bytes_uploaded) / (1 << 20), summary->blobs_mounted, summary->blobs_present,
-             summary->manifests_pushed, summary->tags.size(), summary->requests);
+             summary->manifests_pushed, summary->manifests_present, summary->tags.size(), summary->requests);
   return 0;
 }
 

@@ -101,11 +101,6 @@ struct Transfer {
   Clock::time_point started;
 };
 
-struct Timer {
-  Clock::time_point due;
-  std::function<void()> action;
-};
-
 struct Transport::State {
   TransportOptions options;
   MultiHandle multi;
@@ -209,10 +204,10 @@ Result<Transport> Transport::create(TransportOptions options) {
   state->multi.reset(curl().multi_init());
   if (!state->multi) return fail("failed to initialise libcurl: curl_multi_init returned null");
   curl().multi_setopt(state->multi.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+  curl().multi_setopt(state->multi.get(), CURLMOPT_MAX_HOST_CONNECTIONS, state->options.max_host_connections);
   return Transport(std::move(state));
 }
 
-const TransportOptions& Transport::options() const { return m_state->options; }
 std::uint64_t Transport::exchanges() const { return m_state->exchanges; }
 
 void Transport::submit(Request request, std::function<void(Response)> done) {
@@ -339,13 +334,6 @@ Result<void> Transport::run() {
     }
   }
   return {};
-}
-
-Result<Response> Transport::perform(Request request) {
-  Response out;
-  submit(std::move(request), [&out](Response r) { out = std::move(r); });
-  if (auto r = run(); !r) return std::unexpected(r.error());
-  return out;
 }
 
 std::string redact_url(std::string_view url) {

@@ -79,6 +79,7 @@ struct TransportOptions {
   bool verbose = false;           // one line per exchange on stderr, secrets redacted
   std::chrono::seconds connect_timeout{30};
   std::chrono::seconds stall_timeout{60};  // abort when nothing moves for this long
+  long max_host_connections = 8;           // further exchanges wait for a free connection
 };
 
 class Transport {
@@ -94,10 +95,7 @@ public:
   void after(std::chrono::milliseconds delay, std::function<void()> action);
   // Runs until no exchange and no timer is left.
   [[nodiscard]] Result<void> run();
-  // One exchange, synchronously; not from inside a callback.
-  [[nodiscard]] Result<Response> perform(Request request);
 
-  [[nodiscard]] const TransportOptions& options() const;
   [[nodiscard]] std::uint64_t exchanges() const;  // requests sent so far
 
 private:

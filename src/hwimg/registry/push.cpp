@@ -16,6 +16,8 @@ using Clock = std::chrono::steady_clock;
 
 // Mount sources beyond this many repositories are not worth a larger token scope.
 constexpr std::size_t max_mount_sources = 4;
+// Manifests are small: more of them go at once than uploads.
+constexpr unsigned manifest_parallelism = 16;
 
 struct BlobJob {
   oci::Descriptor blob;
@@ -25,6 +27,7 @@ struct BlobJob {
   std::uint64_t offset = 0;
   oci::Sha256 hasher;
   std::uint64_t hashed = 0;
+  bool holds_slot = false;  // one of the -j upload slots
 };
 
 class Pusher {
@@ -52,15 +55,18 @@ public:
     for (const auto& source : sources) m_scopes.push_back(repository_scope(source, "pull"));
     if (auto r = m_session.authorize(registry, m_scopes); !r) return std::unexpected(r.error());
 
-    for (auto& job : m_jobs) m_pending_blobs.push_back(&job);
-    start_blobs();
+    // Every HEAD goes at once (they are cheap and multiplexed); uploads take the -j slots. The
+    // manifests are checked in the same round, so an unchanged re-push writes nothing.
+    for (auto& job : m_jobs) check_blob(job);
+    for (const auto& m : m_plan.manifests) check_manifest(m);
+    check_manifest(m_plan.root);
     if (auto r = finish_phase(); !r) return std::unexpected(r.error());
 
-    for (const auto& m : m_plan.manifests) m_pending_manifests.push_back(&m);
+    for (const auto& m : m_plan.manifests) queue_manifest(m);
     start_manifests();
     if (auto r = finish_phase(); !r) return std::unexpected(r.error());
 
-    m_pending_manifests.push_back(&m_plan.root);
+    queue_manifest(m_plan.root);
     start_manifests();
     if (auto r = finish_phase(); !r) return std::unexpected(r.error());
 
@@ -100,25 +106,25 @@ private:
   }
 
   // ---- blobs ----
-  void start_blobs() {
+  void start_uploads() {
     while (!m_error && m_active < m_session.options().jobs && !m_pending_blobs.empty()) {
       auto* job = m_pending_blobs.front();
       m_pending_blobs.pop_front();
       ++m_active;
-      check_blob(*job);
+      job->holds_slot = true;
+      start_upload(*job);
     }
   }
 
-  void blob_done() {
-    --m_active;
+  void blob_done(BlobJob& job) {
+    if (std::exchange(job.holds_slot, false)) --m_active;
     ++m_blobs_done;
     show_progress();
-    start_blobs();
+    start_uploads();
   }
 
   void blob_failed(BlobJob& job, const std::string& why) {
     fail_with(Error{fmt::format("failed to push blob {}: {}", job.blob.digest.str(), why)});
-    --m_active;
   }
 
   void check_blob(BlobJob& job) {
@@ -136,9 +142,13 @@ private:
         } else {
           ++m_summary.blobs_present;
         }
-        return blob_done();
+        return blob_done(job);
       }
-      if (r.ok() && r.status == 404) return start_upload(job);
+      if (r.ok() && r.status == 404) {
+        if (job.holds_slot) return start_upload(job);
+        m_pending_blobs.push_back(&job);
+        return start_uploads();
+      }
       blob_failed(job, describe(r));
     });
   }
@@ -155,7 +165,11 @@ private:
     exchange(std::move(request), Retry::safe, [this, &job](Response r) {
       if (r.ok() && r.status == 201 && job.mount_from) {
         ++m_summary.blobs_mounted;
-        return blob_done();
+        return blob_done(job);
+      }
+      if (job.mount_from && r.ok() && r.status >= 400 && !is_transient(r)) {
+        job.mount_from.reset();  // some registries refuse the mount parameters: upload instead
+        return start_upload(job);
       }
       job.mount_from.reset();  // a failed mount already opened an upload session
       const auto location = r.header("location");
@@ -231,7 +245,7 @@ private:
         return blob_failed(job, fmt::format("the registry stored it as {}", *digest));
       }
       count_upload(job);
-      return blob_done();
+      return blob_done(job);
     }
     if (auto corrupt = corruption(job)) return blob_failed(job, *corrupt);
     retry_or_fail(job, r);
@@ -255,8 +269,33 @@ private:
   }
 
   // ---- manifests ----
+  static std::string manifest_reference(const PlannedManifest& manifest) {
+    return manifest.tag.empty() ? manifest.descriptor.digest.str() : manifest.tag;
+  }
+
+  void check_manifest(const PlannedManifest& manifest) {
+    Request request{Method::head, fmt::format("/v2/{}/manifests/{}", m_destination.repository,
+                                              manifest_reference(manifest))};
+    request.headers.push_back(manifest_accept_header());
+    exchange(std::move(request), Retry::safe, [this, &manifest](Response r) {
+      // Anything but a match (absent, another digest, an error) means: put it.
+      if (r.ok() && r.status == 200 && r.header("docker-content-digest") == manifest.descriptor.digest.str()) {
+        m_present_manifests.insert(&manifest);
+      }
+    });
+  }
+
+  void queue_manifest(const PlannedManifest& manifest) {
+    if (!manifest.tag.empty()) m_summary.tags.push_back(manifest.tag);
+    if (m_present_manifests.contains(&manifest)) {
+      ++m_summary.manifests_present;
+      return;
+    }
+    m_pending_manifests.push_back(&manifest);
+  }
+
   void start_manifests() {
-    while (!m_error && m_active < m_session.options().jobs && !m_pending_manifests.empty()) {
+    while (!m_error && m_active < manifest_parallelism && !m_pending_manifests.empty()) {
       const auto* manifest = m_pending_manifests.front();
       m_pending_manifests.pop_front();
       ++m_active;
@@ -265,7 +304,7 @@ private:
   }
 
   void put_manifest(const PlannedManifest& manifest) {
-    const auto& reference = manifest.tag.empty() ? manifest.descriptor.digest.str() : manifest.tag;
+    const auto reference = manifest_reference(manifest);
     Request request{Method::put, fmt::format("/v2/{}/manifests/{}", m_destination.repository, reference)};
     request.headers.push_back("Content-Type: " + manifest.descriptor.media_type);
     request.body = manifest.bytes;
@@ -279,7 +318,6 @@ private:
                                            *digest)});
       }
       ++m_summary.manifests_pushed;
-      if (!manifest.tag.empty()) m_summary.tags.push_back(manifest.tag);
       start_manifests();
     });
   }
@@ -306,6 +344,7 @@ private:
   std::deque<BlobJob> m_jobs;
   std::deque<BlobJob*> m_pending_blobs;
   std::deque<const PlannedManifest*> m_pending_manifests;
+  std::set<const PlannedManifest*> m_present_manifests;
   std::filesystem::path m_blob_directory = m_plan.layout / "blobs" / "sha256";
   unsigned m_active = 0;
   std::size_t m_blobs_done = 0;

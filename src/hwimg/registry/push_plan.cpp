@@ -25,9 +25,7 @@ Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_
   const auto add_manifest = [&](const oci::Descriptor& descriptor, std::string bytes, std::string dest) -> Result<void> {
     auto manifest = oci::parse_manifest(bytes);
     if (!manifest) return std::unexpected(manifest.error().context("failed to read manifest " + descriptor.digest.str()));
-    for (const auto* blob : {&manifest->config}) {
-      if (seen.insert(blob->digest).second) plan.blobs.push_back(*blob);
-    }
+    if (seen.insert(manifest->config.digest).second) plan.blobs.push_back(manifest->config);
     for (const auto& layer : manifest->layers) {
       if (seen.insert(layer.digest).second) plan.blobs.push_back(layer);
     }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/reference.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -33,6 +34,13 @@ std::string first_line(std::string_view text, std::size_t limit) {
 
 std::string repository_scope(std::string_view repository, std::string_view actions) {
   return fmt::format("repository:{}:{}", repository, actions);
+}
+
+const std::string& manifest_accept_header() {
+  static const std::string header =
+      fmt::format("Accept: {}, {}, {}, {}", oci::media_type::index, oci::media_type::manifest,
+                  oci::media_type::docker_manifest_list, oci::media_type::docker_manifest);
+  return header;
 }
 
 bool is_transient(const Response& r) {
@@ -108,6 +116,8 @@ Result<std::unique_ptr<Session>> Session::create(ClientOptions options) {
   transport_options.ca_file = options.ca_file;
   transport_options.verify_tls = !options.insecure;
   transport_options.verbose = options.verbose;
+  // The -j upload connections (HTTP/1.1) plus one multiplexed HTTP/2 connection and a spare.
+  transport_options.max_host_connections = static_cast<long>(options.jobs) + 2;
   auto transport = Transport::create(transport_options);
   if (!transport) return std::unexpected(transport.error());
   return std::unique_ptr<Session>(new Session(std::move(options), std::move(*transport)));

@@ -30,6 +30,9 @@ using ExchangeDone = std::function<void(Result<Response>)>;
 // "repository:NAME:pull" or "repository:NAME:pull,push".
 [[nodiscard]] std::string repository_scope(std::string_view repository, std::string_view actions);
 
+// "Accept: " with every OCI and Docker manifest and index type (2.8.2 answers 404 without them).
+[[nodiscard]] const std::string& manifest_accept_header();
+
 // True for answers worth retrying: connection failures, 408, 429 and 5xx.
 [[nodiscard]] bool is_transient(const Response& response);
 

@@ -1,0 +1,128 @@
+// Client reads and writes against a live registry. The registry, the proxy and the environment
+// come from tests/integration/test_registry_client.sh; run alone, these cases skip.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "hwimg/oci/documents.hpp"
+#include "hwimg/oci/media_types.hpp"
+#include "hwimg/registry/client.hpp"
+#include "hwimg/util/strings.hpp"
+
+using namespace hwimg;
+using namespace hwimg::registry;
+
+namespace {
+
+struct LiveRegistry {
+  std::string address;  // host:port of a plain-HTTP proxy in front of the registry
+  std::string repository;
+  std::string index_digest;
+  std::vector<std::string> tags;
+  std::string docker_config;
+};
+
+std::optional<LiveRegistry> live_registry() {
+  const char* address = std::getenv("HWIMG_TEST_REGISTRY");
+  if (address == nullptr) return std::nullopt;
+  const auto env = [](const char* name) {
+    const char* value = std::getenv(name);
+    return std::string(value != nullptr ? value : "");
+  };
+  return LiveRegistry{address, env("HWIMG_TEST_REPOSITORY"), env("HWIMG_TEST_INDEX_DIGEST"),
+                      util::split(env("HWIMG_TEST_TAGS"), ','), env("HWIMG_TEST_DOCKER_CONFIG")};
+}
+
+Client make_client(const LiveRegistry& live) {
+  ClientOptions options;
+  options.plain_http = true;
+  options.docker_config_dir = live.docker_config;
+  auto client = Client::create(options);
+  REQUIRE(client);
+  return std::move(*client);
+}
+
+Reference reference(const LiveRegistry& live, std::string_view suffix) {
+  auto ref = parse_reference(live.address + "/" + live.repository + std::string(suffix));
+  REQUIRE(ref);
+  return *ref;
+}
+
+}  // namespace
+
+TEST_CASE("registry client: one GET of an index costs the challenge and the read, nothing more") {
+  const auto live = live_registry();
+  if (!live) {
+    MESSAGE("skipped: needs the registry started by tests/integration/test_registry_client.sh");
+    return;
+  }
+  auto client = make_client(*live);
+  auto index = client.get_manifest(reference(*live, ":v1"));
+  REQUIRE_MESSAGE(index, index.error().message);
+  CHECK(index->digest.str() == live->index_digest);
+  CHECK(index->media_type == oci::media_type::index);
+  CHECK(oci::Digest::sha256_of(index->bytes) == index->digest);
+  CHECK(client.requests() == 2);  // 401 with the Basic challenge, then the authorised GET
+
+  auto again = client.get_manifest(reference(*live, "@" + live->index_digest));
+  REQUIRE_MESSAGE(again, again.error().message);
+  CHECK(again->bytes == index->bytes);
+  CHECK(client.requests() == 3);  // credentials reused, connection kept
+}
+
+TEST_CASE("registry client: manifests, blobs and tags") {
+  const auto live = live_registry();
+  if (!live) {
+    MESSAGE("skipped: needs the registry started by tests/integration/test_registry_client.sh");
+    return;
+  }
+  auto client = make_client(*live);
+  const auto repo = reference(*live, "");
+  auto index_bytes = client.get_manifest(reference(*live, ":v1"));
+  REQUIRE(index_bytes);
+  auto index = oci::parse_index(index_bytes->bytes);
+  REQUIRE(index);
+  REQUIRE(!index->manifests.empty());
+
+  const auto& child = index->manifests.front();
+  auto manifest_bytes = client.get_manifest(reference(*live, "@" + child.digest.str()));
+  REQUIRE_MESSAGE(manifest_bytes, manifest_bytes.error().message);
+  CHECK(manifest_bytes->media_type == oci::media_type::manifest);
+  CHECK(manifest_bytes->digest == child.digest);
+  auto manifest = oci::parse_manifest(manifest_bytes->bytes);
+  REQUIRE(manifest);
+
+  auto size = client.head_blob(repo, manifest->config.digest);
+  REQUIRE_MESSAGE(size, size.error().message);
+  CHECK(*size == manifest->config.size);
+  auto config = client.get_blob(repo, manifest->config.digest, 1 << 20);
+  REQUIRE_MESSAGE(config, config.error().message);
+  CHECK(oci::Digest::sha256_of(*config) == manifest->config.digest);
+  auto too_small = client.get_blob(repo, manifest->config.digest, 10);
+  REQUIRE(!too_small);
+  CHECK(too_small.error().message ==
+        fmt::format("failed to get blob {} from {}: response body exceeds the limit of 10 bytes",
+                    manifest->config.digest.str(), repo.name()));
+  const auto absent = oci::Digest::sha256_of("not in the registry");
+  auto missing = client.head_blob(repo, absent);
+  REQUIRE(missing);
+  CHECK(!missing->has_value());
+
+  auto copied = client.put_manifest(reference(*live, ":copy"), index_bytes->bytes, index_bytes->media_type);
+  REQUIRE_MESSAGE(copied, copied.error().message);
+  CHECK(*copied == index_bytes->digest);
+
+  auto tags = client.list_tags(repo);
+  REQUIRE_MESSAGE(tags, tags.error().message);
+  auto expected = live->tags;
+  expected.push_back("copy");
+  std::sort(expected.begin(), expected.end());
+  CHECK(*tags == expected);
+
+  auto unknown = client.get_manifest(reference(*live, ":no-such-tag"));
+  REQUIRE(!unknown);
+  CHECK(unknown.error().message.starts_with(fmt::format(
+      "failed to get manifest {}:no-such-tag: HTTP 404 MANIFEST_UNKNOWN: manifest unknown", repo.name())));
+}

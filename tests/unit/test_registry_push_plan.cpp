@@ -1,0 +1,115 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "hwimg/oci/layout.hpp"
+#include "hwimg/registry/blob_locations.hpp"
+#include "hwimg/registry/push_plan.hpp"
+#include "hwimg/util/files.hpp"
+
+using namespace hwimg;
+using namespace hwimg::registry;
+
+namespace {
+
+util::TempDir scratch() {
+  auto dir = util::TempDir::create(std::filesystem::temp_directory_path(), "hwimg-plan");
+  REQUIRE(dir);
+  return std::move(*dir);
+}
+
+oci::Descriptor with_ref_name(oci::Descriptor d, const std::string& name) {
+  d.annotations[std::string(oci::ref_name_annotation)] = name;
+  return d;
+}
+
+// Three variants sharing one large layer, each with its own config and small layer.
+oci::Descriptor write_variants(const oci::Layout& layout, const std::string& tag) {
+  const auto shared = layout.put_blob(std::string(4096, 's'), oci::media_type::layer_gzip).value();
+  oci::Index index;
+  std::vector<oci::Descriptor> tagged;
+  for (const std::string id : {"a", "b", "c"}) {
+    oci::Manifest manifest;
+    manifest.config = layout.put_blob("{\"variant\":\"" + id + "\"}", oci::media_type::config).value();
+    manifest.layers = {shared, layout.put_blob("own layer " + id, oci::media_type::layer_gzip).value()};
+    auto descriptor = layout.put_blob(oci::to_json(manifest), oci::media_type::manifest).value();
+    index.manifests.push_back(descriptor);
+    tagged.push_back(with_ref_name(descriptor, tag + "-" + id));
+  }
+  const auto root = layout.put_blob(oci::to_json(index), oci::media_type::index).value();
+  REQUIRE(layout.update_index_json([&](oci::Index& top) -> Result<void> {
+    top.manifests = tagged;
+    top.manifests.insert(top.manifests.begin(), with_ref_name(root, tag));
+    return {};
+  }));
+  return root;
+}
+
+}  // namespace
+
+TEST_CASE("a push plan has every blob once, largest first, and the variant tags renamed") {
+  auto dir = scratch();
+  auto layout = oci::Layout::open(dir.path(), oci::OpenMode::create);
+  REQUIRE(layout);
+  const auto root = write_variants(*layout, "1.0");
+  auto plan = plan_push(dir.path(), "1.0", "stable");
+  REQUIRE_MESSAGE(plan, plan.error().message);
+  CHECK(plan->root.descriptor.digest == root.digest);
+  CHECK(plan->root.tag == "stable");
+  CHECK(plan->blobs.size() == 7);  // one shared layer, three configs, three own layers
+  CHECK(plan->blobs.front().size == 4096);
+  for (std::size_t i = 1; i < plan->blobs.size(); ++i) CHECK(plan->blobs[i - 1].size >= plan->blobs[i].size);
+  REQUIRE(plan->manifests.size() == 3);
+  CHECK(plan->manifests[0].tag == "stable-a");
+  CHECK(plan->manifests[2].tag == "stable-c");
+}
+
+TEST_CASE("a push plan refuses what a registry would not take") {
+  auto dir = scratch();
+  auto layout = oci::Layout::open(dir.path(), oci::OpenMode::create);
+  REQUIRE(layout);
+  const auto root = write_variants(*layout, "1.0");
+
+  auto bad_tag = plan_push(dir.path(), "1.0", "a+b");
+  REQUIRE(!bad_tag);
+  CHECK(bad_tag.error().message ==
+        "failed to plan the push: invalid tag \"a+b-a\": character '+' is not allowed");
+
+  oci::Index nested;
+  nested.manifests = {root};
+  const auto outer = layout->put_blob(oci::to_json(nested), oci::media_type::index).value();
+  REQUIRE(layout->update_index_json([&](oci::Index& top) -> Result<void> {
+    top.manifests.push_back(with_ref_name(outer, "nested"));
+    return {};
+  }));
+  auto refused = plan_push(dir.path(), "nested", "nested");
+  REQUIRE(!refused);
+  CHECK(refused.error().message ==
+        fmt::format("failed to plan the push of {}: index entry {} has media type \"{}\" (nested indexes are not "
+                    "supported)", dir.path().string(), root.digest.str(), oci::media_type::index));
+
+  std::filesystem::remove(layout->blob_path(oci::Digest::sha256_of("own layer b")));
+  auto missing = plan_push(dir.path(), "1.0", "1.0");
+  REQUIRE(!missing);
+  CHECK(missing.error().message == fmt::format("failed to plan the push of {}: blob {} is missing from the layout",
+                                               dir.path().string(), oci::Digest::sha256_of("own layer b").str()));
+}
+
+TEST_CASE("blob locations remember other repositories across saves") {
+  auto dir = scratch();
+  const auto file = dir.path() / "state" / "registry-blobs.json";
+  const auto digest = oci::Digest::sha256_of("blob");
+  auto first = BlobLocations::load(file);
+  CHECK(!first.other_repository("r:5000", digest, "a/x"));
+  first.record("r:5000", digest, "a/x");
+  REQUIRE(first.save());
+  auto second = BlobLocations::load(file);
+  CHECK(!second.other_repository("r:5000", digest, "a/x"));
+  CHECK(second.other_repository("r:5000", digest, "b/y") == "a/x");
+  CHECK(!second.other_repository("other:5000", digest, "b/y"));
+  second.record("r:5000", digest, "b/y");
+  REQUIRE(second.save());
+  CHECK(BlobLocations::load(file).other_repository("r:5000", digest, "a/x") == "b/y");
+  REQUIRE(util::write_file_atomic(file, "not json"));
+  CHECK(!BlobLocations::load(file).other_repository("r:5000", digest, "c/z"));
+}
