@@ -51,9 +51,13 @@ fi
 zsh -n "$TEST_TMP/_hwimg" || fail "the zsh script has a syntax error"
 # compadd exists only inside the completion system; a stand-in prints what it would offer for
 # the word under the cursor.
-offered=$(zsh -c 'compdef() { :; }; _files() { :; }
-  compadd() { [[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -r -- $w; done; }
-  source "$1"; words=(hwimg build --comp); CURRENT=3; _hwimg' _ "$TEST_TMP/_hwimg")
+zsh_complete() {
+  zsh -c 'compdef() { :; }; _files() { :; }
+    compadd() { [[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -r -- $w; done; return 0; }
+    source "$1"; shift; words=("$@"); CURRENT=$#; _hwimg' _ "$TEST_TMP/_hwimg" "$@"
+}
 assert_eq "--compression
---compression-level" "$offered" "zsh: hwimg build --comp<TAB>"
+--compression-level" "$(zsh_complete hwimg build --comp)" "zsh: hwimg build --comp<TAB>"
+assert_eq "create" "$(zsh_complete hwimg index c)" "zsh: hwimg index c<TAB>"
+assert_eq "build" "$(zsh_complete hwimg bu)" "zsh: hwimg bu<TAB>"
 echo PASS
