@@ -22,6 +22,20 @@ flags=(--ca-file "$registry_dir/cert.pem" --docker-config "$TEST_TMP/docker")
 "$HWIMG" login "$address" --username hwimg --password-stdin "${flags[@]}" < "$registry_dir/password" >/dev/null
 IMAGE=$address/stencil
 
+step "every hwimg command the workflow runs exists"
+workflow=$HWIMG_SOURCE_DIR/examples/ci/github-actions.yml
+commands=$(grep -oE '(bin|build)/hwimg [a-z]+( create)?' "$workflow" | sed -E 's|^[a-z]+/hwimg ||' | sort -u)
+assert_eq "build
+index create
+login
+matrix
+push" "$commands" "commands in the workflow"
+while read -r command; do
+  # shellcheck disable=SC2086 # "index create" is two words
+  usage=$("$HWIMG" $command --help | grep '^Usage:')
+  assert_contains "$usage" "hwimg $command [OPTIONS]" "hwimg $command exists"
+done <<<"$commands"
+
 step "matrix job"
 MATRIX=$("$HWIMG" matrix "$HWIMG_SOURCE_DIR/matrix/cpu-levels.yaml" --format github)
 mapfile -t variants < <(jq -r '.include[].variant' <<<"$MATRIX")
