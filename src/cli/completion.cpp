@@ -140,7 +140,7 @@ fi
 
 void add_completion_command(CLI::App& app, Action& action) {
   auto shell = std::make_shared<std::string>();
-  auto* command = app.add_subcommand("completion", "print a bash or zsh completion script for hwimg");
+  auto* command = app.add_subcommand("completion", "Print a bash or zsh completion script for hwimg");
   command->add_option("SHELL", *shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
   command->callback([shell, &app, &action] {
     action = [shell, &app]() -> Result<int> {

@@ -13,10 +13,10 @@ void add_index_command(CLI::App& app, Action& action) {
     registry::ClientOptions options;
   };
   auto args = std::make_shared<Arguments>();
-  auto* index = app.add_subcommand("index", "work with multi-variant image indexes on a registry");
+  auto* index = app.add_subcommand("index", "Work with multi-variant image indexes on a registry");
   index->require_subcommand(1);
   auto* create = index->add_subcommand(
-      "create", "assemble one multi-variant index from variant manifests already pushed (CI fan-out builds)");
+      "create", "Assemble one multi-variant index from variant manifests already pushed (CI fan-out builds)");
   create->add_option("REFERENCE", args->destination, "REGISTRY/REPO:TAG the index is pushed to")->required();
   create->add_option("--from", args->sources,
                      "a variant manifest by tag or digest, in the same repository; repeat, in index order")

@@ -15,7 +15,7 @@ void add_login_command(CLI::App& app, Action& action) {
     registry::ClientOptions options;
   };
   auto args = std::make_shared<Arguments>();
-  auto* command = app.add_subcommand("login", "check credentials with a registry and store them in Docker's config.json");
+  auto* command = app.add_subcommand("login", "Check credentials with a registry and store them in Docker's config.json");
   command->add_option("REGISTRY", args->registry, "host[:port]")->required();
   command->add_option("-u,--username", args->username, "user name")->required();
   // A password flag would leak into shell history and the process list, so only stdin is offered.

@@ -7,7 +7,7 @@
 
 int main(int argc, char** argv) {
   using namespace hwimg;
-  CLI::App app{"hwimg: build hardware-specific OCI images and select the one that runs here"};
+  CLI::App app{"hwimg: build hardware-specific OCI images and select the one that runs here", "hwimg"};
   app.set_version_flag("--version", std::string("hwimg ") + HWIMG_VERSION);
   app.require_subcommand(1);
 
@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   cli::add_push_command(app, action);
   cli::add_tag_command(app, action);
   cli::add_login_command(app, action);
+  cli::add_select_command(app, action);
   cli::add_index_command(app, action);
   cli::add_completion_command(app, action);
 

@@ -13,7 +13,7 @@ void add_push_command(CLI::App& app, Action& action) {
     registry::ClientOptions options;
   };
   auto args = std::make_shared<Arguments>();
-  auto* command = app.add_subcommand("push", "push an image layout (the index, every variant, their tags) to a registry");
+  auto* command = app.add_subcommand("push", "Push an image layout (the index, every variant, their tags) to a registry");
   command->add_option("SOURCE", args->source, "oci:DIR[:TAG]")->required();
   command->add_option("DESTINATION", args->destination, "REGISTRY/REPO[:TAG]")->required();
   command->add_option("-j,--jobs", args->options.jobs, "parallel blob uploads")->check(CLI::Range(1, 64));

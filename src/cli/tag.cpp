@@ -13,7 +13,7 @@ void add_tag_command(CLI::App& app, Action& action) {
     registry::ClientOptions options;
   };
   auto args = std::make_shared<Arguments>();
-  auto* command = app.add_subcommand("tag", "add tags to an image on its registry, without moving blobs");
+  auto* command = app.add_subcommand("tag", "Add tags to an image on its registry, without moving blobs");
   command->add_option("REFERENCE", args->reference, "REGISTRY/REPO:TAG or REGISTRY/REPO@DIGEST")->required();
   command->add_option("NEWTAG", args->tags, "tags to add")->required();
   add_registry_options(*command, args->options);

@@ -13,11 +13,12 @@ readonly VARIANT=cpu-x86-64-v1
 WORK=$TEST_TMP/work
 mkdir -p "$WORK"
 cp -a "$HWIMG_SOURCE_DIR/tests/data/recipes/hello" "$WORK/hello"
-# Attributes git cannot carry: a private file owned by someone else (the layer must say 0/0), and a
-# payload of 3 MiB so the data layer spans several 1 MiB gzip blocks.
+# What git cannot carry: a private file owned by someone else (the layer must say 0/0), a hard
+# link, and a payload of 3 MiB so the data layer spans several 1 MiB gzip blocks.
 chmod 0600 "$WORK/hello/data/sub/secret.txt"
 chown 1234:1234 "$WORK/hello/data/sub/secret.txt"
 head -c 3145728 /dev/urandom >"$WORK/hello/data/payload.bin"
+ln "$WORK/hello/data/greeting.txt" "$WORK/hello/data/hardlink-to-greeting.txt"
 
 tag_digest() { # tag_digest LAYOUT TAG: the digest index.json gives TAG
   jq -r --arg t "$2" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' \
@@ -41,7 +42,7 @@ run_image() {
   [ -n "${4:-}" ] && filter+=" | .process.args = $4"
   jq "$filter" "$bundle/config.json" >"$bundle/config.json.new"
   mv "$bundle/config.json.new" "$bundle/config.json"
-  add_cleanup "runc delete --force $id >/dev/null 2>&1"
+  # In the foreground, runc removes the container when its process exits.
   runc run --bundle "$bundle" "$id" </dev/null || fail "runc run $1:$2 exited with status $?"
 }
 # Member count of a gzip file, reading every member as RFC 1952 describes.
@@ -104,7 +105,7 @@ assert_eq '["/opt/hello/bin/hello"] ["default-arg"] ["HELLO_VARIANT=cpu-x86-64-v
   "$(jq -c '.config.Entrypoint, .config.Cmd, .config.Env' <<<"$CONFIG" | paste -sd' ')" "entrypoint, cmd, env"
 assert_eq "$CREATED $CREATED" "$(jq -r '[.history[].created] | join(" ")' <<<"$CONFIG")" "history times"
 
-step "layer contents: order, modes, symlinks, owner 0/0, mtime from SOURCE_DATE_EPOCH"
+step "layer contents: order, modes, symlinks, hard links, owner 0/0, mtime from SOURCE_DATE_EPOCH"
 mapfile -t LAYERS < <(layer_digests "$BASE" "base-$VARIANT")
 assert_eq 2 "${#LAYERS[@]}" "layer count"
 listing() { # mode owner date time name [-> target], without sizes
@@ -119,6 +120,7 @@ assert_eq "drwxr-xr-x 0/0  2023-11-14 22:13 opt/
 drwxr-xr-x 0/0  2023-11-14 22:13 opt/hello/
 drwxr-xr-x 0/0  2023-11-14 22:13 opt/hello/data/
 -rw-r--r-- 0/0  2023-11-14 22:13 opt/hello/data/greeting.txt
+hrw-r--r-- 0/0  2023-11-14 22:13 opt/hello/data/hardlink-to-greeting.txt link to opt/hello/data/greeting.txt
 lrwxrwxrwx 0/0  2023-11-14 22:13 opt/hello/data/link-to-greeting -> greeting.txt
 -rw-r--r-- 0/0  2023-11-14 22:13 opt/hello/data/payload.bin
 drwxr-xr-x 0/0  2023-11-14 22:13 opt/hello/data/sub/
@@ -151,6 +153,8 @@ ROOTFS=$TEST_TMP/bundle-hello/rootfs
 assert_eq hello "$(readlink "$ROOTFS/opt/hello/bin/hi")" "symlink target"
 assert_eq "750 0 0" "$(stat -c '%a %u %g' "$ROOTFS/opt/hello/bin/hello")" "program mode and owner"
 assert_eq "600 0 0" "$(stat -c '%a %u %g' "$ROOTFS/opt/hello/data/sub/secret.txt")" "private file mode and owner"
+assert_eq "$(stat -c %i "$ROOTFS/opt/hello/data/greeting.txt")" \
+  "$(stat -c %i "$ROOTFS/opt/hello/data/hardlink-to-greeting.txt")" "hard link unpacked as one inode"
 cmp "$WORK/hello/data/payload.bin" "$ROOTFS/opt/hello/data/payload.bin" || fail "payload differs after unpack"
 RUN=$(run_image "$BASE" "base-$VARIANT" hello-symlink '["/opt/hello/bin/hi", "through", "symlink"]')
 assert_eq "hello from $VARIANT: through symlink
@@ -211,16 +215,34 @@ skopeo copy -q --dest-decompress "oci:$ZSTD:z-$VARIANT" "dir:$TEST_TMP/decompres
 assert_eq "$(jq -c '.rootfs.diff_ids' <<<"$ZSTD_CONFIG")" \
   "$(jq -c '[.layers[].digest]' "$TEST_TMP/decompressed-zstd/manifest.json")" "skopeo's DiffIDs of the zstd layers"
 
-step "the stencil example"
+step "the stencil example: one variant per CPU level, the shared data layer stored once"
 require_tool g++
 STENCIL=$WORK/stencil
-"$HWIMG" build "$HWIMG_SOURCE_DIR/recipes/stencil.yaml" -o "$STENCIL" --tag 1.0 --only "$VARIANT" >/dev/null
-RUN=$(run_image "$STENCIL" "1.0-$VARIANT" stencil '["/opt/stencil/bin/stencil", "--size", "64", "--sweeps", "4"]')
-assert_eq "stencil: built for x86-64-v1 (variant $VARIANT)" "$(sed -n 1p <<<"$RUN")" "stencil line 1"
-# The same static binary run on the host gives the checksum to expect.
-NATIVE=$(HWIMG_VARIANT=$VARIANT "$TEST_TMP/bundle-stencil/rootfs/opt/stencil/bin/stencil" --size 64 --sweeps 4)
-assert_contains "$(sed -n 2p <<<"$RUN")" "stencil: 64x64 grid, 4 sweeps, checksum " "stencil line 2"
-assert_eq "$(sed -n 2p <<<"$NATIVE")" "$(sed -n 2p <<<"$RUN")" "stencil checksum in the container"
-assert_eq 5 "$(ls "$STENCIL/blobs/sha256" | wc -l)" "stencil blobs: index, manifest, config, two layers"
+"$HWIMG" build "$HWIMG_SOURCE_DIR/recipes/stencil.yaml" -o "$STENCIL" --tag 1.0 >/dev/null
+STENCIL_INDEX=$(skopeo inspect --raw "oci:$STENCIL:1.0")
+assert_eq "cpu-x86-64-v1: cpu-x86-64-v2:v2 cpu-x86-64-v3:v3 cpu-x86-64-v4:v4 cpu-zen4:v4" \
+  "$(jq -r '[.manifests[] | .annotations["org.hwimg.variant"] + ":" + (.platform.variant // "")] | join(" ")' <<<"$STENCIL_INDEX")" \
+  "stencil variants and platform variants"
+STENCIL_LAYERS=$(for id in $(jq -r '.manifests[].annotations["org.hwimg.variant"]' <<<"$STENCIL_INDEX"); do
+  layer_digests "$STENCIL" "1.0-$id" | paste -sd' '
+done)
+assert_eq 5 "$(cut -d' ' -f1 <<<"$STENCIL_LAYERS" | sort -u | wc -l)" "distinct program layers"
+assert_eq 1 "$(cut -d' ' -f2 <<<"$STENCIL_LAYERS" | sort -u | wc -l)" "distinct data layers"
+assert_eq 17 "$(ls "$STENCIL/blobs/sha256" | wc -l)" "stencil blobs: index, 5 x (manifest, config, program), data once"
+# The baseline runs everywhere; the highest level this host has shows the per-level build.
+host_has() { local flag; for flag in "$@"; do grep -qw "$flag" /proc/cpuinfo || return 1; done; }
+LEVELS=(x86-64-v1)
+host_has cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 && LEVELS+=(x86-64-v2)
+host_has cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave && LEVELS+=(x86-64-v3)
+host_has cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave \
+  avx512f avx512bw avx512cd avx512dq avx512vl && LEVELS+=(x86-64-v4)
+for level in x86-64-v1 "${LEVELS[-1]}"; do
+  RUN=$(run_image "$STENCIL" "1.0-cpu-$level" "stencil-$level" '["/opt/stencil/bin/stencil", "--size", "64", "--sweeps", "4"]')
+  assert_eq "stencil: built for $level (variant cpu-$level)" "$(sed -n 1p <<<"$RUN")" "stencil $level line 1"
+  # The same static binary run on the host gives the checksum to expect.
+  NATIVE=$(HWIMG_VARIANT=cpu-$level "$TEST_TMP/bundle-stencil-$level/rootfs/opt/stencil/bin/stencil" --size 64 --sweeps 4)
+  assert_contains "$(sed -n 2p <<<"$RUN")" "stencil: 64x64 grid, 4 sweeps, checksum " "stencil $level line 2"
+  assert_eq "$(sed -n 2p <<<"$NATIVE")" "$(sed -n 2p <<<"$RUN")" "stencil $level checksum in the container"
+done
 
 echo "PASS"

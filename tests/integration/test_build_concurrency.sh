@@ -20,6 +20,7 @@ for i in $(seq 1 48); do
 done
 HELLO=$RECIPES/hello/hello.yaml
 BULK=$RECIPES/bulk/bulk.yaml
+DATA_ONLY=$RECIPES/hello/data-only.yaml
 
 tag_digest() { # tag_digest LAYOUT TAG
   jq -r --arg t "$2" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' \
@@ -74,14 +75,18 @@ run_image() {
   umoci unpack --image "$1:$2" "$bundle" >/dev/null || fail "umoci unpack $1:$2"
   jq '.process.terminal = false' "$bundle/config.json" >"$bundle/config.json.new"
   mv "$bundle/config.json.new" "$bundle/config.json"
-  add_cleanup "runc delete --force $id >/dev/null 2>&1"
+  # In the foreground, runc removes the container when its process exits.
   runc run --bundle "$bundle" "$id" </dev/null || fail "runc run $1:$2 exited with status $?"
 }
-# rerun LAYOUT TAG RECIPE: the same build again must complete, with both tags resolving.
+# rerun LAYOUT TAG RECIPE: the same build again must complete, with both tags resolving, and
+# clear what killed writers left (temporary files named .NAME.tmp-PID-...).
 rerun() {
   "$HWIMG" build "$3" -o "$1" --tag "$2" >/dev/null || fail "rerun into $1 failed"
   check_layout "$1"
   [ -n "$(tag_digest "$1" "$2")" ] && [ -n "$(tag_digest "$1" "$2-$VARIANT")" ] || fail "$1: rerun left no tag $2"
+  local left
+  left=$(cd "$1" && find . -name '.*.tmp-*' | sort | paste -sd' ')
+  [ -z "$left" ] || fail "$1: temporary files of killed builds left after a rerun: $left"
 }
 
 step "three builds into one layout at once"
@@ -99,6 +104,7 @@ assert_eq "one one-$VARIANT three three-$VARIANT two two-$VARIANT" "$(tags_of "$
   "tags after parallel builds"
 check_layout "$SHARED"
 assert_eq "$(tag_digest "$SHARED" two)" "$(tag_digest "$SHARED" three)" "two builds of one recipe give one index"
+assert_eq "" "$(cd "$SHARED" && find . -name '.*.tmp-*')" "temporary files after the parallel builds"
 assert_eq "hello from $VARIANT: default-arg
 greetings from the data layer" "$(run_image "$SHARED" "one-$VARIANT" one)" "output of tag one"
 assert_eq "hello from $VARIANT: bulk
@@ -138,7 +144,8 @@ for i in $(seq 1 10); do
   kill -KILL -- "-$pid" 2>/dev/null || true
   status=0
   { wait "$pid" || status=$?; } 2>/dev/null
-  echo "kill $i after ${ms} ms: exit status $status; tags: $(tags_of "$KILLED" | paste -sd' ')"
+  echo "kill $i after ${ms} ms: exit status $status; tags: $(tags_of "$KILLED" | paste -sd' ');" \
+    "temporary files: $(find "$KILLED" -name '.*.tmp-*' -printf '%P (%s bytes) ' 2>/dev/null)"
   point "random kill $i after $ms ms" check_killed "$KILLED"
 done
 rerun_and_run() {
@@ -150,78 +157,78 @@ greetings from the data layer" "$(run_image "$KILLED" "k10-$VARIANT" killed)" "o
 point "rerun after the random kills" rerun_and_run
 
 # The builds below are killed by strace at the N-th fsync or rename of one thread (strace counts
-# per thread). They build the hello recipe with tag k and SOURCE_DATE_EPOCH+100, so every blob is new.
+# per thread). Each write hwimg makes is a temporary file, its fsync, a rename, a directory fsync;
+# a kill at each fsync covers before and after every rename of the thread that writes first. They
+# build a recipe without a build step (tag k, SOURCE_DATE_EPOCH+100, so every blob is new).
 readonly KILL_EPOCH=$((SOURCE_DATE_EPOCH + 100))
 kill_at() { # kill_at LAYOUT SYSCALL N
   (
     SOURCE_DATE_EPOCH=$KILL_EPOCH strace -f -o /dev/null -e "trace=$2" -e "inject=$2:signal=KILL:when=$3" \
-      "$HWIMG" build "$HELLO" -o "$1" --tag k >/dev/null 2>&1 || true
+      "$HWIMG" build "$DATA_ONLY" -o "$1" --tag k >/dev/null 2>&1 || true
   ) 2>/dev/null
 }
 completed() { # completed LAYOUT: the killed build finished after all
   [ -e "$1/index.json" ] && [ -n "$(tag_digest "$1" k)" ]
 }
 REFERENCE=$TEST_TMP/reference
-SOURCE_DATE_EPOCH=$KILL_EPOCH "$HWIMG" build "$HELLO" -o "$REFERENCE" --tag k >/dev/null
+SOURCE_DATE_EPOCH=$KILL_EPOCH "$HWIMG" build "$DATA_ONLY" -o "$REFERENCE" --tag k >/dev/null
 REFERENCE_INDEX=$(tag_digest "$REFERENCE" k)
 rerun_completes() { # the same build again completes and gives the reference index
-  SOURCE_DATE_EPOCH=$KILL_EPOCH rerun "$1" k "$HELLO"
+  SOURCE_DATE_EPOCH=$KILL_EPOCH rerun "$1" k "$DATA_ONLY"
   assert_eq "$REFERENCE_INDEX" "$(tag_digest "$1" k)" "$1: index of the rerun"
 }
 
-step "SIGKILL at every fsync and rename while a new layout is created and filled"
+step "SIGKILL at every fsync while a new layout is created and filled"
 after_kill_in_new_layout() {
   check_killed "$1"
   rerun_completes "$1"
 }
-for syscall in fsync rename; do
-  for n in $(seq 1 40); do
-    dir=$TEST_TMP/new-$syscall-$n
-    kill_at "$dir" "$syscall" "$n"
-    if completed "$dir"; then
-      echo "$syscall $n: the build completed; no more kill points"
-      break
-    fi
-    echo "$syscall $n: killed; files: $(cd "$dir" 2>/dev/null && find . -type f | sort | paste -sd' ')"
-    point "new layout, killed at $syscall $n" after_kill_in_new_layout "$dir"
-    rm -rf "$dir"
-  done
-  # Without this, a broken injection would make every loop above pass without one kill.
-  [ "$n" -gt 4 ] || fail "the build completed before $syscall $n: the strace injection does not work"
+for n in $(seq 1 40); do
+  dir=$TEST_TMP/new-fsync-$n
+  kill_at "$dir" fsync "$n"
+  if completed "$dir"; then
+    echo "fsync $n: the build completed; no more kill points"
+    break
+  fi
+  echo "fsync $n: killed; files: $(cd "$dir" 2>/dev/null && find . -type f | sort | paste -sd' ')"
+  point "new layout, killed at fsync $n" after_kill_in_new_layout "$dir"
+  rm -rf "$dir"
 done
+# Without this, a broken injection would make the loop above pass without one kill.
+[ "$n" -gt 4 ] || fail "the build completed before fsync $n: the strace injection does not work"
 
-step "SIGKILL at every fsync and rename while a layout with an image gets another"
+step "SIGKILL at every fsync (and rename, for the index writer) while a layout with an image gets another"
 PRISTINE=$TEST_TMP/pristine
-"$HWIMG" build "$HELLO" -o "$PRISTINE" --tag good >/dev/null
+"$HWIMG" build "$DATA_ONLY" -o "$PRISTINE" --tag good >/dev/null
 GOOD_INDEX=$(tag_digest "$PRISTINE" good)
 after_kill_in_existing_layout() { # the old image intact, the layout valid, then a rerun completes
   check_layout "$1"
   assert_eq "$GOOD_INDEX" "$(tag_digest "$1" good)" "$1: tag good after the kill"
   rerun_completes "$1"
 }
-# seeded: the layout already holds every blob of the build but its index, so the first syscalls
-# the build makes are the index writer's (blob, then index.json) rather than the variant's.
-for seed in none index-only; do
-  for syscall in fsync rename; do
-    for n in $(seq 1 40); do
-      dir=$TEST_TMP/existing-$seed-$syscall-$n
-      cp -a "$PRISTINE" "$dir"
-      if [ "$seed" = index-only ]; then
-        for blob in "$REFERENCE"/blobs/sha256/*; do
-          [ "sha256:$(basename "$blob")" = "$REFERENCE_INDEX" ] || cp "$blob" "$dir/blobs/sha256/"
-        done
-      fi
-      kill_at "$dir" "$syscall" "$n"
-      if completed "$dir"; then
-        echo "$seed/$syscall $n: the build completed; no more kill points"
-        break
-      fi
-      echo "$seed/$syscall $n: killed"
-      point "layout with an image ($seed blobs seeded), killed at $syscall $n" after_kill_in_existing_layout "$dir"
-      rm -rf "$dir"
-    done
-    [ "$n" -gt 2 ] || fail "the build completed before $syscall $n: the strace injection does not work"
+# index-only: the layout already holds every blob of the build but its index, so the variant's
+# thread renames nothing and the index writer's thread (index blob, then index.json) is the one
+# whose first renames are counted.
+for seed_syscall in none/fsync index-only/fsync index-only/rename; do
+  seed=${seed_syscall%/*} syscall=${seed_syscall#*/}
+  for n in $(seq 1 40); do
+    dir=$TEST_TMP/existing-$seed-$syscall-$n
+    cp -a "$PRISTINE" "$dir"
+    if [ "$seed" = index-only ]; then
+      for blob in "$REFERENCE"/blobs/sha256/*; do
+        [ "sha256:$(basename "$blob")" = "$REFERENCE_INDEX" ] || cp "$blob" "$dir/blobs/sha256/"
+      done
+    fi
+    kill_at "$dir" "$syscall" "$n"
+    if completed "$dir"; then
+      echo "$seed/$syscall $n: the build completed; no more kill points"
+      break
+    fi
+    echo "$seed/$syscall $n: killed"
+    point "layout with an image ($seed blobs seeded), killed at $syscall $n" after_kill_in_existing_layout "$dir"
+    rm -rf "$dir"
   done
+  [ "$n" -gt 2 ] || fail "the build completed before $syscall $n: the strace injection does not work"
 done
 
 [ "${#FAILED[@]}" -eq 0 ] || fail "${#FAILED[@]} kill point(s) failed: $(printf '[%s] ' "${FAILED[@]}")"

@@ -1,0 +1,82 @@
+#include "hwimg/select/report.hpp"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace hwimg::select {
+namespace {
+
+nlohmann::ordered_json platform_json(const std::optional<oci::Platform>& platform) {
+  if (!platform) {
+    return nullptr;
+  }
+  nlohmann::ordered_json out{{"os", platform->os}, {"architecture", platform->architecture}};
+  if (!platform->variant.empty()) {
+    out["variant"] = platform->variant;
+  }
+  return out;
+}
+
+std::string status_text(const Verdict& verdict, bool chosen) {
+  if (chosen) {
+    return "chosen";
+  }
+  return verdict.rank ? fmt::format("rank {}", *verdict.rank) : std::string("rejected");
+}
+
+}  // namespace
+
+std::string chosen_reference(const ImageSource& source, const Selection& selection) {
+  if (!selection.chosen) {
+    return {};
+  }
+  return variant_reference(source, source.candidates[*selection.chosen],
+                           selection.verdicts[*selection.chosen].requirements.name);
+}
+
+std::string render_json(const ImageSource& source, const Selection& selection) {
+  nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < selection.verdicts.size(); ++i) {
+    const auto& verdict = selection.verdicts[i];
+    candidates.push_back({{"variant", verdict.requirements.name},
+                          {"digest", source.candidates[i].descriptor.digest.str()},
+                          {"platform", platform_json(verdict.requirements.platform)},
+                          {"compatible", verdict.compatible()},
+                          {"rank", verdict.rank ? nlohmann::ordered_json(*verdict.rank) : nlohmann::ordered_json(nullptr)},
+                          {"reasons", verdict.reasons}});
+  }
+  nlohmann::ordered_json out{{"reference", nullptr}, {"digest", nullptr}, {"variant", nullptr}, {"candidates", candidates}};
+  if (const auto* chosen = selection.chosen_verdict()) {
+    out["reference"] = chosen_reference(source, selection);
+    out["digest"] = source.candidates[*selection.chosen].descriptor.digest.str();
+    out["variant"] = chosen->requirements.name;
+  }
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string render_explanation(const ImageSource& source, const Selection& selection) {
+  std::size_t name_width = std::string_view("VARIANT").size();
+  std::size_t platform_width = std::string_view("PLATFORM").size();
+  for (const auto& verdict : selection.verdicts) {
+    name_width = std::max(name_width, verdict.requirements.name.size());
+    platform_width = std::max(platform_width, verdict.requirements.platform ? verdict.requirements.platform->str().size() : 1);
+  }
+  auto text = fmt::format("host: {}\nimage: {}{} ({} variants)\n", describe_host(selection.host), source.name,
+                          source.tag.empty() ? "" : ":" + source.tag, selection.verdicts.size());
+  text += fmt::format("{:<{}}  {:<{}}  {:<8}  {}\n", "VARIANT", name_width, "PLATFORM", platform_width, "RESULT", "WHY");
+  for (std::size_t i = 0; i < selection.verdicts.size(); ++i) {
+    const auto& verdict = selection.verdicts[i];
+    const auto platform = verdict.requirements.platform ? verdict.requirements.platform->str() : std::string("-");
+    const auto status = status_text(verdict, selection.chosen == i);
+    const auto& lines = verdict.compatible() ? std::vector<std::string>{verdict.summary} : verdict.reasons;
+    for (std::size_t line = 0; line < lines.size(); ++line) {
+      text += line == 0 ? fmt::format("{:<{}}  {:<{}}  {:<8}  {}\n", verdict.requirements.name, name_width, platform,
+                                      platform_width, status, lines[line])
+                        : fmt::format("{:<{}}  {}\n", "", name_width + platform_width + 12, lines[line]);
+    }
+  }
+  return text;
+}
+
+}  // namespace hwimg::select

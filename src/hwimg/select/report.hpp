@@ -1,0 +1,22 @@
+#pragma once
+// What `hwimg select` prints: the reference line, the JSON object of DESIGN.md section 2, and the
+// --explain table of every variant.
+
+#include <string>
+
+#include "hwimg/select/image_source.hpp"
+#include "hwimg/select/selector.hpp"
+
+namespace hwimg::select {
+
+// The reference of the chosen variant; empty when nothing fits.
+[[nodiscard]] std::string chosen_reference(const ImageSource& source, const Selection& selection);
+
+// {"reference", "digest", "variant", "candidates": [...]}, with nulls when nothing fits; ends in a newline.
+[[nodiscard]] std::string render_json(const ImageSource& source, const Selection& selection);
+
+// The host line, then one row per variant: chosen, compatible with its rank, or rejected with
+// every reason on lines of their own.
+[[nodiscard]] std::string render_explanation(const ImageSource& source, const Selection& selection);
+
+}  // namespace hwimg::select

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# hwimg select on local layouts (issue 6): the stencil example picks the highest level this CPU has,
+# with a facts file and with the live probe; the chosen variant runs under runc; GPU fixtures pick
+# by compute capability and CUDA driver; a GPU-only index on a host without GPU exits 3 with reasons.
+source "$(dirname "$0")/lib.sh"
+require_tool jq
+require_tool python3
+
+data=$HWIMG_SOURCE_DIR/tests/data/select
+make_layout() { python3 "$data/make_select_layout.py" "$@"; }
+# sel ARGS...: runs hwimg select; stdout in $OUT, stderr in $ERR, status in $STATUS.
+sel() {
+  set +e
+  OUT=$("$HWIMG" select "$@" 2>"$TEST_TMP/stderr")
+  STATUS=$?
+  set -e
+  ERR=$(cat "$TEST_TMP/stderr")
+}
+
+export SOURCE_DATE_EPOCH=1700000000
+stencil=$TEST_TMP/stencil
+step "build the stencil example"
+"$HWIMG" build "$HWIMG_SOURCE_DIR/recipes/stencil.yaml" -o "$stencil" --tag 1.0 -j 2 > "$TEST_TMP/build.log"
+
+step "the chosen variant is the highest level this CPU has"
+flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+has() { for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
+level=x86-64-v1
+has cx16 lahf_lm popcnt pni ssse3 sse4_1 sse4_2 && level=x86-64-v2
+[ $level = x86-64-v2 ] && has avx avx2 bmi1 bmi2 f16c fma abm movbe xsave && level=x86-64-v3
+[ $level = x86-64-v3 ] && has avx512f avx512bw avx512cd avx512dq avx512vl && level=x86-64-v4
+"$HWIMG" probe > "$TEST_TMP/host.json"
+sel --host "$TEST_TMP/host.json" "oci:$stencil:1.0"
+assert_eq 0 "$STATUS" "select with a facts file: $ERR"
+chosen=${OUT#oci:$stencil:1.0-}
+if [ "$chosen" = cpu-zen4 ]; then
+  # Only a Zen 4 (AMD, v4) ranks the named target above the plain level.
+  assert_eq "x86-64-v4 AMD" "$level $(jq -r .cpu.vendor "$TEST_TMP/host.json")" "zen4 chosen on this host"
+else
+  assert_eq "oci:$stencil:1.0-cpu-$level" "$OUT" "chosen variant for a $level CPU"
+fi
+echo "chosen: $chosen (CPU level $level)"
+
+sel "oci:$stencil:1.0"
+assert_eq 0 "$STATUS" "select with the live probe: $ERR"
+assert_eq "oci:$stencil:1.0-$chosen" "$OUT" "live probe agrees with the facts file"
+chosen_ref=$OUT
+
+step "--format json names the layout's manifest digest; --explain ranks every variant on stderr"
+sel --host "$TEST_TMP/host.json" --format json --explain "oci:$stencil:1.0"
+assert_eq 0 "$STATUS" "json"
+want=$(jq -r --arg t "1.0-$chosen" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' "$stencil/index.json")
+assert_eq "$want" "$(jq -r .digest <<<"$OUT")" "digest in json"
+assert_eq "$chosen" "$(jq -r .variant <<<"$OUT")" "variant in json"
+assert_eq 5 "$(jq '.candidates | length' <<<"$OUT")" "candidates in json"
+assert_eq 1 "$(jq '[.candidates[] | select(.rank == 1)] | length' <<<"$OUT")" "one rank 1"
+assert_contains "$ERR" "chosen" "explain table"
+assert_contains "$ERR" "cpu-x86-64-v1" "explain lists every variant"
+if [ "$(jq -r .cpu.vendor "$TEST_TMP/host.json")" != AMD ]; then
+  assert_contains "$ERR" "zen4 needs an AMD CPU; host CPU is $(jq -r .cpu.vendor "$TEST_TMP/host.json")" "vendor reason"
+fi
+
+step "GPU variants are chosen by compute capability and CUDA driver"
+make_layout "$TEST_TMP/gpu" 1.0 "$data/gpu-variants.json" > /dev/null
+sel --host "$data/host-h100-580.json" "oci:$TEST_TMP/gpu:1.0"
+assert_eq "oci:$TEST_TMP/gpu:1.0-cuda13.0-sm90a-x86-64-v3" "$OUT" "H100 on R580"
+sel --host "$data/host-h100-535.json" "oci:$TEST_TMP/gpu:1.0"
+assert_eq "oci:$TEST_TMP/gpu:1.0-cuda12.8-sm80-sm90-x86-64-v3" "$OUT" "H100 + A100 on R535 (minor-version compatible SASS)"
+sel --host "$data/host-h100-535.json" --gpus 0 --format json "oci:$TEST_TMP/gpu:1.0"
+assert_eq "cuda12.8-sm80-sm90-x86-64-v3" "$(jq -r .variant <<<"$OUT")" "--gpus 0"
+assert_eq '["needs a driver for CUDA 13.0; host driver 535.104.05 supports CUDA 12.2"]' \
+  "$(jq -c '.candidates[0].reasons' <<<"$OUT")" "sm_90a on R535"
+sel --host "$data/host-h100-535.json" --gpus 7 "oci:$TEST_TMP/gpu:1.0"
+assert_eq 2 "$STATUS" "unknown GPU is a usage error"
+assert_contains "$ERR" "--gpus names GPU 7, but this host has 0: NVIDIA H100 80GB HBM3" "unknown GPU message"
+NVIDIA_VISIBLE_DEVICES=void sel --host "$data/host-h100-580.json" "oci:$TEST_TMP/gpu:1.0"
+assert_eq 3 "$STATUS" "NVIDIA_VISIBLE_DEVICES=void gives the container no GPU"
+assert_contains "$ERR" "needs a GPU; the container gets none (NVIDIA_VISIBLE_DEVICES none)" "void reason"
+
+step "the live probe on GPUs: NVML stand-ins through the real dlopen path"
+S=${HWIMG_BUILD_DIR:?run through ctest}/stand-ins
+[ -e "$S/nvml-two/libnvidia-ml.so.1" ] || fail "stand-in libraries not built in $S"
+# An H100 (9.0) and an L4 (8.9) on driver 580.65.06 (CUDA 13.0).
+live() { HWIMG_NVML_LIBRARY="$S/nvml-two/libnvidia-ml.so.1" HWIMG_CUDA_LIBRARY="$S/cuda-h100/libcuda.so.1" sel "$@"; }
+live --explain "oci:$TEST_TMP/gpu:1.0"
+assert_eq "oci:$TEST_TMP/gpu:1.0-cuda12.8-sm80-sm90-x86-64-v3" "$OUT" "H100 + L4: sm_80 serves the L4, sm_90 the H100"
+assert_contains "$ERR" "no code for compute capability 8.9 (has sm_90a)" "sm_90a refused for the L4"
+live --gpus 0 "oci:$TEST_TMP/gpu:1.0"
+assert_eq "oci:$TEST_TMP/gpu:1.0-cuda13.0-sm90a-x86-64-v3" "$OUT" "the H100 alone takes sm_90a"
+NVIDIA_VISIBLE_DEVICES=GPU-66666666-7777-8888-9999-aaaaaaaaaaaa live "oci:$TEST_TMP/gpu:1.0"
+assert_eq "oci:$TEST_TMP/gpu:1.0-cuda12.8-sm80-sm90-x86-64-v3" "$OUT" "the L4 by UUID from NVIDIA_VISIBLE_DEVICES"
+live --gpus none --format json "oci:$TEST_TMP/gpu:1.0"
+assert_eq 3 "$STATUS" "--gpus none on a GPU-only index"
+assert_eq '["needs a GPU; the container gets none (--gpus none)"]' "$(jq -c '.candidates[0].reasons' <<<"$OUT")" "none reason"
+
+step "a GPU-only index on a host without GPU exits 3 with every variant's reasons"
+sel --host "$data/host-no-gpu.json" "oci:$TEST_TMP/gpu:1.0"
+assert_eq 3 "$STATUS" "exit status"
+assert_eq "" "$OUT" "nothing on stdout"
+assert_contains "$ERR" "hwimg: no variant of oci:$TEST_TMP/gpu:1.0 runs on this host" "headline"
+assert_eq 4 "$(grep -c 'needs an NVIDIA GPU; host has no NVIDIA driver' <<<"$ERR")" "a reason per variant"
+sel --host "$data/host-no-gpu.json" --format json "oci:$TEST_TMP/gpu:1.0"
+assert_eq 3 "$STATUS" "exit status with json"
+assert_eq "null null null" "$(jq -r '[.reference, .digest, .variant] | map(tostring) | join(" ")' <<<"$OUT")" "nulls"
+
+step "images made by others: platform and NVIDIA_REQUIRE_CUDA from the config"
+make_layout "$TEST_TMP/cuda" 12.6 "$data/nvidia-cuda-images.json" > /dev/null
+sel --host "$data/host-h100-535.json" "oci:$TEST_TMP/cuda:12.6"
+assert_eq "oci:$TEST_TMP/cuda:12.6-amd64" "$OUT" "brand=nvidia,driver>=535 admits R535"
+sel --host "$data/host-arm64.json" "oci:$TEST_TMP/cuda:12.6"
+assert_eq "oci:$TEST_TMP/cuda:12.6-arm64" "$OUT" "arm64 host"
+jq '.nvidia.driver_version = "545.23.08" | .nvidia.cuda_driver_version = "12.3"' "$data/host-h100-535.json" > "$TEST_TMP/545.json"
+sel --host "$TEST_TMP/545.json" "oci:$TEST_TMP/cuda:12.6"
+assert_eq 3 "$STATUS" "R545 fails cuda>=12.6"
+assert_contains "$ERR" "NVIDIA_REQUIRE_CUDA: unsatisfied condition: cuda>=12.6; host driver 545.23.08 supports CUDA 12.3" "reason"
+
+step "the selected stencil variant runs under runc"
+require_tool umoci
+require_tool runc
+require_root
+bundle=$TEST_TMP/bundle
+umoci unpack --image "${chosen_ref#oci:}" "$bundle" >/dev/null  # umoci spells it DIR:TAG
+jq '.process.terminal = false | .process.args += ["--size", "256", "--sweeps", "4"]' "$bundle/config.json" > "$TEST_TMP/c.json"
+mv "$TEST_TMP/c.json" "$bundle/config.json"
+output=$(runc run -b "$bundle" "hwimg-select-$$")
+assert_contains "$output" "(variant $chosen)" "runc output"
+echo "$output" | head -3
+echo "PASS"
