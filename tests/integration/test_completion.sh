@@ -21,7 +21,6 @@ assert_eq "complete -o filenames -F _hwimg hwimg" "$registered" "complete -p hwi
 
 step "bash: subcommands, options, nested subcommands, option values"
 assert_eq "build" "$(complete_words hwimg bu)" "hwimg bu<TAB>"
-assert_contains "$(complete_words hwimg '')" "completion" "hwimg <TAB> lists every subcommand"
 assert_eq "--compression
 --compression-level" "$(complete_words hwimg build --comp)" "hwimg build --comp<TAB>"
 assert_eq "create" "$(complete_words hwimg index c)" "hwimg index c<TAB>"
@@ -31,11 +30,10 @@ assert_eq "--version" "$(complete_words hwimg --ver)" "hwimg --ver<TAB>"
 assert_eq "--only" "$(complete_words hwimg build --tag push --on)" "option values are skipped"
 mkdir -p "$TEST_TMP/files" && touch "$TEST_TMP/files/recipe.yaml"
 assert_eq "$TEST_TMP/files/recipe.yaml" "$(complete_words hwimg build --matrix "$TEST_TMP/files/re")" "files after --matrix"
-# The script follows the real command line: every subcommand of --help is offered.
-for sub in build inspect probe matrix push tag login index completion; do
-  assert_contains "$("$HWIMG" --help)" "$sub" "--help lists $sub"
-  assert_contains "$(complete_words hwimg '')" "$sub" "completion offers $sub"
-done
+# The script follows the real command line: it offers exactly the subcommands --help lists.
+listed=$("$HWIMG" --help | awk '/^Subcommands:/ {on=1; next} on && /^  [a-z]/ {print $1}' | sort)
+[ "$(wc -l <<<"$listed")" -ge 9 ] || fail "--help lists too few subcommands: $listed"
+assert_eq "$listed" "$(complete_words hwimg '' | sort)" "hwimg <TAB> = the subcommands of --help"
 
 step "zsh"
 "$HWIMG" completion zsh > "$TEST_TMP/_hwimg"
