@@ -86,13 +86,14 @@ step "the same selection from both indexes"
 shown='[.digest, .variant, [.candidates[] | .variant, .digest, .compatible, .rank, .reasons]]'
 for facts in "$TEST_TMP/this-host.json" "$HWIMG_SOURCE_DIR"/tests/data/select/host-*.json; do
   set +e
-  a=$("$HWIMG" select "$address/single:$TAG" --host "$facts" --format json "${flags[@]}")
+  a=$("$HWIMG" select "$address/single:$TAG" --host "$facts" --format json "${flags[@]}" 2>"$TEST_TMP/select.log")
   a_status=$?
-  b=$("$HWIMG" select "$IMAGE:$TAG" --host "$facts" --format json "${flags[@]}")
+  b=$("$HWIMG" select "$IMAGE:$TAG" --host "$facts" --format json "${flags[@]}" 2>"$TEST_TMP/select.log")
   b_status=$?
   set -e
   assert_eq "$a_status" "$b_status" "select's exit code for $(basename "$facts")"
   assert_eq "$(jq -c "$shown" <<<"$a")" "$(jq -c "$shown" <<<"$b")" "selection for $(basename "$facts")"
+  echo "$(basename "$facts"): $(jq -r .variant <<<"$b") (exit $b_status)"
 done
 [ "$(jq -r .variant <<<"$("$HWIMG" select "$IMAGE:$TAG" --host "$TEST_TMP/this-host.json" --format json "${flags[@]}")")" != null ] ||
   fail "no stencil variant selected for this machine"
