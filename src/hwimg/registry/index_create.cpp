@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 
 namespace hwimg::registry {
 namespace {
@@ -28,11 +27,21 @@ oci::Annotations variant_pairs(const oci::Manifest& manifest, const oci::ImageCo
   return hwimg_pairs(config.labels);
 }
 
-bool is_index_annotation(const std::string& key) {
-  return !key.starts_with(hwimg_prefix) && !key.starts_with(base_prefix);
+// Annotations the builder also puts on the index: all but the per-variant and base-image ones.
+oci::Annotations index_candidates(const oci::Annotations& manifest_annotations) {
+  oci::Annotations candidates;
+  for (const auto& [key, value] : manifest_annotations) {
+    if (!key.starts_with(hwimg_prefix) && !key.starts_with(base_prefix)) candidates.emplace(key, value);
+  }
+  return candidates;
 }
 
-Result<oci::Descriptor> variant_descriptor(const VariantSource& source, oci::Annotations& shared, bool first) {
+struct ReadVariant {
+  oci::Descriptor descriptor;
+  oci::Annotations manifest_annotations;
+};
+
+Result<ReadVariant> read_variant(const VariantSource& source) {
   const auto& fetched = source.manifest;
   if (oci::media_type::is_index(fetched.media_type)) {
     return fail("{} is an image index, not a variant manifest (name one variant's tag or digest)", source.reference);
@@ -53,17 +62,7 @@ Result<oci::Descriptor> variant_descriptor(const VariantSource& source, oci::Ann
                 variant_key);
   }
 
-  if (first) {
-    for (const auto& [key, value] : manifest->annotations) {
-      if (is_index_annotation(key)) shared.emplace(key, value);
-    }
-  } else {
-    std::erase_if(shared, [&](const auto& pair) {
-      const auto it = manifest->annotations.find(pair.first);
-      return it == manifest->annotations.end() || it->second != pair.second;
-    });
-  }
-  return descriptor;
+  return ReadVariant{std::move(descriptor), std::move(manifest->annotations)};
 }
 
 Result<void> check_same_repository(const Reference& destination, const Reference& source) {
@@ -82,14 +81,24 @@ Result<oci::Index> assemble_index(const std::vector<VariantSource>& variants) {
   oci::Index index;
   std::map<std::string, std::string> seen;  // variant id -> the reference that had it
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    auto descriptor = variant_descriptor(variants[i], index.annotations, i == 0);
-    if (!descriptor) return std::unexpected(descriptor.error().context("failed to create the index"));
-    const auto id = descriptor->annotation(variant_key).value_or("");
+    auto read = read_variant(variants[i]);
+    if (!read) return std::unexpected(read.error().context("failed to create the index"));
+    auto& descriptor = read->descriptor;
+    const auto id = descriptor.annotation(variant_key).value_or("");
     if (const auto [it, added] = seen.emplace(id, variants[i].reference); !added) {
       return fail("failed to create the index: variant \"{}\" is in both {} and {}", id, it->second,
                   variants[i].reference);
     }
-    index.manifests.push_back(std::move(*descriptor));
+    // The index keeps what every variant manifest carries alike (one recipe, one epoch).
+    if (i == 0) {
+      index.annotations = index_candidates(read->manifest_annotations);
+    } else {
+      std::erase_if(index.annotations, [&](const auto& pair) {
+        const auto it = read->manifest_annotations.find(pair.first);
+        return it == read->manifest_annotations.end() || it->second != pair.second;
+      });
+    }
+    index.manifests.push_back(std::move(descriptor));
   }
   return index;
 }
