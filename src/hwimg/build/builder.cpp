@@ -10,6 +10,7 @@
 #include "hwimg/build/build_cache.hpp"
 #include "hwimg/recipe/variables.hpp"
 #include "hwimg/matrix/expand.hpp"
+#include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 #include "hwimg/util/thread_pool.hpp"
 
@@ -111,6 +112,8 @@ Result<int> run_build(const BuildRequest& request) {
   if (!plans) return std::unexpected(plans.error());
   HWIMG_TRY(check_toolkits(*plans));
 
+  // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
+  util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), "hwimg-build-", "hwimg-build-");
   const bool progress = ::isatty(STDOUT_FILENO) != 0;
   BuildSettings settings{request.compression, *epoch, request.verbosity};
   std::mutex layout_mutex;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ctime>
 
+#include <unistd.h>
+
 #include "hwimg/hw/fatbin_check.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/process.hpp"
@@ -173,7 +175,7 @@ Result<void> check_device_code(const matrix::Variant& variant, const std::vector
 Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const matrix::Variant& variant, const BuildSettings& settings,
                                    const LayoutProvider& layout_provider, LayerMemo& memo) {
   const auto context = fmt::format("failed to build variant {}", variant.id);
-  auto scratch = util::TempDir::create(fs::temp_directory_path(), "hwimg-build-");
+  auto scratch = util::TempDir::create(fs::temp_directory_path(), fmt::format("hwimg-build-{}-", ::getpid()));
   if (!scratch) return std::unexpected(scratch.error().context(context));
   const auto out_dir = scratch->path() / "out";
   HWIMG_TRY(util::make_directories(out_dir));

@@ -3,8 +3,6 @@
 #include <cerrno>
 #include <system_error>
 
-#include <csignal>
-#include <cstdlib>
 
 #include <unistd.h>
 
@@ -17,21 +15,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view layout_marker = R"({"imageLayoutVersion":"1.0.0"})";
-
-// Removes temporary files (and staging layouts) left by writers that were killed: their names start
-// with `prefix` and carry the writer's pid.
-void remove_stale_temporaries(const fs::path& directory, std::string_view prefix = ".") {
-  std::error_code ec;
-  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto name = it->path().filename().string();
-    const auto marker = name.find(".tmp-");
-    if (!name.starts_with(prefix) || marker == std::string::npos) continue;
-    const auto pid = std::strtol(name.c_str() + marker + 5, nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      fs::remove_all(it->path(), ec);
-    }
-  }
-}
 
 }  // namespace
 
@@ -49,7 +32,7 @@ Result<void> create_layout(const fs::path& root) {
   const auto absolute = fs::absolute(root, ec).lexically_normal();
   const auto parent = absolute.has_filename() ? absolute.parent_path() : absolute.parent_path().parent_path();
   HWIMG_TRY(util::make_directories(parent));
-  remove_stale_temporaries(parent, "." + absolute.filename().string() + ".tmp-");
+  util::remove_orphaned_temporaries(parent, "." + absolute.filename().string() + ".tmp-", ".tmp-");
   const auto staging = util::temporary_sibling(absolute.has_filename() ? absolute : absolute.parent_path());
   HWIMG_TRY(util::make_directories(staging / "blobs" / "sha256"));
   const auto give_up = [&](const Error& error) -> Result<void> {
@@ -92,8 +75,9 @@ Result<Layout> Layout::open(const fs::path& root, OpenMode mode) {
   Layout layout(root);
   if (mode == OpenMode::create) {
     HWIMG_TRY(util::make_directories(root / "blobs" / "sha256"));
-    remove_stale_temporaries(root);
-    remove_stale_temporaries(layout.state_directory() / "tmp");
+    for (const auto& directory : {root, layout.state_directory() / "tmp", layout.state_directory() / "cache"}) {
+      util::remove_orphaned_temporaries(directory, ".", ".tmp-");
+    }
   }
   return layout;
 }

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <csignal>
+#include <cstdlib>
 #include <random>
 
 #include <fcntl.h>
@@ -103,6 +105,20 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data, unsi
     return cleanup_and_fail("rename into place");
   }
   return fsync_directory(path.parent_path());
+}
+
+void remove_orphaned_temporaries(const fs::path& directory, std::string_view prefix, std::string_view pid_marker) {
+  std::error_code ec;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    const auto marker = name.find(pid_marker);
+    if (!name.starts_with(prefix) || marker == std::string::npos) continue;
+    const auto pid = std::strtol(name.c_str() + marker + pid_marker.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
 }
 
 Result<FileLock> FileLock::acquire(const fs::path& path) {

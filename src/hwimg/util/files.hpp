@@ -28,6 +28,10 @@ namespace fs = std::filesystem;
 // A unique temporary file name beside `path`, for the write-then-rename pattern.
 [[nodiscard]] fs::path temporary_sibling(const fs::path& path);
 
+// Removes what killed writers left in `directory`: entries whose name starts with `prefix` and
+// carries, right after `pid_marker`, the pid of a process that no longer exists.
+void remove_orphaned_temporaries(const fs::path& directory, std::string_view prefix, std::string_view pid_marker);
+
 // An exclusive advisory lock (flock) held for the object's lifetime.
 class FileLock {
 public:
