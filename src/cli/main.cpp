@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   cli::add_tag_command(app, action);
   cli::add_login_command(app, action);
   cli::add_select_command(app, action);
+  cli::add_index_command(app, action);
+  cli::add_completion_command(app, action);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,30 @@
+#include <memory>
+
+#include "commands.hpp"
+#include "hwimg/registry/index_create.hpp"
+#include "registry_options.hpp"
+
+namespace hwimg::cli {
+
+void add_index_command(CLI::App& app, Action& action) {
+  struct Arguments {
+    std::string destination;
+    std::vector<std::string> sources;
+    registry::ClientOptions options;
+  };
+  auto args = std::make_shared<Arguments>();
+  auto* index = app.add_subcommand("index", "Work with multi-variant image indexes on a registry");
+  index->require_subcommand(1);
+  auto* create = index->add_subcommand(
+      "create", "Assemble one multi-variant index from variant manifests already pushed (CI fan-out builds)");
+  create->add_option("REFERENCE", args->destination, "REGISTRY/REPO:TAG the index is pushed to")->required();
+  create->add_option("--from", args->sources,
+                     "a variant manifest by tag or digest, in the same repository; repeat, in index order")
+      ->required();
+  add_registry_options(*create, args->options);
+  create->callback([args, &action] {
+    action = [args] { return registry::index_create_command(args->destination, args->sources, args->options); };
+  });
+}
+
+}  // namespace hwimg::cli
