@@ -9,13 +9,8 @@ NVCC=${HWIMG_NVCC:-/usr/local/cuda-13.0/bin/nvcc}
 [ -x "$NVCC" ] || skip "no nvcc at $NVCC (set HWIMG_NVCC)"
 require_tool g++
 : "${HWIMG_BUILD_DIR:?run through ctest}"
-CORE="$HWIMG_BUILD_DIR/libhwimg_core.a"
-[ -f "$CORE" ] || fail "no $CORE"
-
-step "build the lister against libhwimg_core.a"
-LISTER=$TEST_TMP/list_device_code
-g++ -std=c++23 -O1 -I"$HWIMG_SOURCE_DIR/src" "$HWIMG_SOURCE_DIR/tests/data/fatbin/list_device_code.cpp" "$CORE" \
-  -lfmt -lzstd -o "$LISTER"
+LISTER="$HWIMG_BUILD_DIR/hwimg_list_device_code"
+[ -x "$LISTER" ] || fail "no $LISTER (built with the project)"
 
 cat >"$TEST_TMP/k.cu" <<'CU'
 #include <cstdio>
