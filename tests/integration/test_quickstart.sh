@@ -15,7 +15,7 @@ has avx avx2 bmi1 bmi2 fma movbe f16c && [ $expected = x86-64-v2 ] && expected=x
 has avx512f avx512bw avx512cd avx512dq avx512vl && [ $expected = x86-64-v3 ] && expected=x86-64-v4
 
 output=$(cd "$HWIMG_SOURCE_DIR" && QUICKSTART_OUT=$TEST_TMP/out STENCIL_ARGS="--size 512 --sweeps 32" \
-  scripts/quickstart 2>&1)
+  scripts/quickstart 2>&1) || { echo "$output"; fail "scripts/quickstart failed"; }
 echo "$output"
 # zen4 is chosen over x86-64-v4 only on an AMD Zen 4 host.
 if grep -q "AuthenticAMD" /proc/cpuinfo && has avx512_bf16 avx512vbmi2; then expected=zen4; fi
