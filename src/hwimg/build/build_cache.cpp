@@ -66,7 +66,7 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix
   for (const auto& [k, v] : variant.variables) hash.update(fmt::format("v {}={}\n", k, v));
   for (const auto& t : variant.gpu_targets) hash.update(fmt::format("g {}\n", t.name()));
   hash.update(fmt::format("settings {} {} {} {}\n", oci::compression_name(settings.compression.compression),
-                          settings.compression.level, settings.compression.gzip_block_size,
+                          settings.compression.level, settings.compression.gzip_block_size + settings.compression.zstd_block_size,
                           settings.source_date_epoch));
 
   // ${out} stays unset: a source that depends on it is the build's own output, hashed through its inputs.

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <deque>
+#include <functional>
 #include <future>
 
 #include <fcntl.h>
@@ -68,11 +69,50 @@ public:
   Result<void> finish(Output&) override { return {}; }
 };
 
-// Block-parallel gzip: independent members compressed by libdeflate on a thread pool, written in order.
-class ParallelGzip final : public Compressor {
+// Compresses one block into one self-contained member (a gzip member, a zstd frame).
+using BlockCodec = std::function<Result<std::string>(const std::string& block, int level)>;
+
+Result<std::string> gzip_member(const std::string& block, int level) {
+  thread_local std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> compressor{
+      nullptr, libdeflate_free_compressor};
+  thread_local int compressor_level = -1;
+  if (!compressor || compressor_level != level) {
+    compressor.reset(libdeflate_alloc_compressor(level));
+    compressor_level = level;
+    if (!compressor) {
+      return fail("failed to compress layer: cannot allocate a gzip level {} compressor", level);
+    }
+  }
+  std::string compressed(libdeflate_gzip_compress_bound(compressor.get(), block.size()), '\0');
+  const auto size =
+      libdeflate_gzip_compress(compressor.get(), block.data(), block.size(), compressed.data(), compressed.size());
+  if (size == 0) {
+    return fail("failed to compress layer: gzip output exceeded its bound");
+  }
+  compressed.resize(size);
+  return compressed;
+}
+
+Result<std::string> zstd_frame(const std::string& block, int level) {
+  thread_local std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> ctx{ZSTD_createCCtx(), ZSTD_freeCCtx};
+  if (!ctx) return fail("failed to compress layer: cannot allocate a zstd context");
+  std::string compressed(ZSTD_compressBound(block.size()), '\0');
+  const auto size = ZSTD_compressCCtx(ctx.get(), compressed.data(), compressed.size(), block.data(), block.size(), level);
+  if (ZSTD_isError(size)) {
+    return fail("failed to compress layer: {}", ZSTD_getErrorName(size));
+  }
+  compressed.resize(size);
+  return compressed;
+}
+
+// Block-parallel compression: independent members (gzip) or frames (zstd) compressed on a thread
+// pool and written in order. Readers take the concatenation as one stream (RFC 1952, RFC 8878);
+// the output depends only on codec, level and block size, not on the thread count.
+class ParallelBlocks final : public Compressor {
 public:
-  ParallelGzip(int level, unsigned threads, std::size_t block_size)
-      : m_level(level), m_block_size(block_size), m_pool(threads), m_max_in_flight(2 * m_pool.size() + 1) {
+  ParallelBlocks(BlockCodec codec, int level, unsigned threads, std::size_t block_size)
+      : m_codec(std::move(codec)), m_level(level), m_block_size(block_size), m_pool(threads),
+        m_max_in_flight(2 * m_pool.size() + 1) {
     m_block.reserve(m_block_size);
   }
 
@@ -100,26 +140,8 @@ public:
 
 private:
   Result<void> submit(Output& out) {
-    m_in_flight.push_back(m_pool.submit([block = std::move(m_block), level = m_level]() -> Result<std::string> {
-      thread_local std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> compressor{
-          nullptr, libdeflate_free_compressor};
-      thread_local int compressor_level = -1;
-      if (!compressor || compressor_level != level) {
-        compressor.reset(libdeflate_alloc_compressor(level));
-        compressor_level = level;
-        if (!compressor) {
-          return fail("failed to compress layer: cannot allocate a gzip level {} compressor", level);
-        }
-      }
-      std::string compressed(libdeflate_gzip_compress_bound(compressor.get(), block.size()), '\0');
-      const auto size = libdeflate_gzip_compress(compressor.get(), block.data(), block.size(), compressed.data(),
-                                                 compressed.size());
-      if (size == 0) {
-        return fail("failed to compress layer: gzip output exceeded its bound");
-      }
-      compressed.resize(size);
-      return compressed;
-    }));
+    m_in_flight.push_back(m_pool.submit(
+        [block = std::move(m_block), level = m_level, codec = m_codec]() { return codec(block, level); }));
     m_block = std::string();
     m_block.reserve(m_block_size);
     while (m_in_flight.size() > m_max_in_flight) {
@@ -135,61 +157,13 @@ private:
     return out.write(compressed->data(), compressed->size());
   }
 
+  BlockCodec m_codec;
   int m_level;
   std::size_t m_block_size;
   util::ThreadPool m_pool;
   std::size_t m_max_in_flight;
   std::string m_block;
   std::deque<std::future<Result<std::string>>> m_in_flight;
-};
-
-// zstd with its own worker threads; output is identical for any worker count >= 1.
-class Zstd final : public Compressor {
-public:
-  static Result<std::unique_ptr<Zstd>> create(int level, unsigned threads) {
-    std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> ctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
-    if (!ctx) return fail("failed to compress layer: cannot allocate a zstd context");
-    if (ZSTD_isError(ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_compressionLevel, level))) {
-      return fail("failed to compress layer: invalid zstd level {}", level);
-    }
-    // A libzstd built without threads refuses this; it then compresses on the calling thread.
-    (void)ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_nbWorkers, static_cast<int>(threads));
-    return std::unique_ptr<Zstd>(new Zstd(std::move(ctx)));
-  }
-
-  Result<void> write(std::string_view data, Output& out) override {
-    ZSTD_inBuffer input{data.data(), data.size(), 0};
-    while (input.pos < input.size) {
-      if (auto r = step(input, ZSTD_e_continue, out); !r) return std::unexpected(r.error());
-    }
-    return {};
-  }
-
-  Result<void> finish(Output& out) override {
-    ZSTD_inBuffer input{nullptr, 0, 0};
-    while (true) {
-      auto remaining = step(input, ZSTD_e_end, out);
-      if (!remaining) return std::unexpected(remaining.error());
-      if (*remaining == 0) return {};
-    }
-  }
-
-private:
-  explicit Zstd(std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> ctx)
-      : m_ctx(std::move(ctx)), m_buffer(ZSTD_CStreamOutSize(), '\0') {}
-
-  Result<std::size_t> step(ZSTD_inBuffer& input, ZSTD_EndDirective mode, Output& out) {
-    ZSTD_outBuffer output{m_buffer.data(), m_buffer.size(), 0};
-    const auto remaining = ZSTD_compressStream2(m_ctx.get(), &output, &input, mode);
-    if (ZSTD_isError(remaining)) {
-      return fail("failed to compress layer: {}", ZSTD_getErrorName(remaining));
-    }
-    if (auto r = out.write(m_buffer.data(), output.pos); !r) return std::unexpected(r.error());
-    return remaining;
-  }
-
-  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> m_ctx;
-  std::string m_buffer;
 };
 
 }  // namespace
@@ -249,15 +223,13 @@ Result<LayerBlobWriter> LayerBlobWriter::create(const Layout& layout, const Comp
       if (options.level < 0 || options.level > 12) {
         return fail("invalid gzip level {}: expected 1 to 12", options.level);
       }
-      compressor = std::make_unique<ParallelGzip>(options.level != 0 ? options.level : 6, threads,
-                                                  options.gzip_block_size);
+      compressor = std::make_unique<ParallelBlocks>(gzip_member, options.level != 0 ? options.level : 6, threads,
+                                                    options.gzip_block_size);
       break;
-    case Compression::zstd: {
-      auto zstd = Zstd::create(options.level != 0 ? options.level : 3, threads);
-      if (!zstd) return std::unexpected(zstd.error());
-      compressor = std::move(*zstd);
+    case Compression::zstd:
+      compressor = std::make_unique<ParallelBlocks>(zstd_frame, options.level != 0 ? options.level : 3, threads,
+                                                    options.zstd_block_size);
       break;
-    }
   }
   const auto path = layout.temporary_file("layer");
   util::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));

@@ -23,6 +23,8 @@ struct CompressionOptions {
   // gzip only: each block of this many uncompressed bytes is one independent gzip member, so blocks
   // compress in parallel and the output depends only on level and block size, not on thread count.
   std::size_t gzip_block_size = 1 << 20;
+  // zstd: frames of this many uncompressed bytes, for the same reason; larger, as zstd's window is.
+  std::size_t zstd_block_size = 4 << 20;
 };
 
 struct WrittenLayer {
