@@ -114,6 +114,12 @@ TEST_CASE("the diff id is the digest of the uncompressed tar for every compressi
     REQUIRE(packed);
     CHECK(packed->diff_id == plain->diff_id);
     CHECK(packed->descriptor.size < plain->descriptor.size / 10);
+    // Blocks are compressed independently: the thread count does not change a byte.
+    auto single = options;
+    single.compression.threads = 1;
+    const auto one_thread = oci::write_layer(*layout, {{tmp->path() / "src", "/d"}}, single);
+    REQUIRE(one_thread);
+    CHECK(one_thread->descriptor.digest == packed->descriptor.digest);
     CHECK(read_layer(*layout, packed->descriptor).size() == 2);
   }
 }
