@@ -106,7 +106,7 @@ Result<Descriptor> Layout::put_blob(std::string_view data, std::string_view medi
   }
   // Written in the private temporary area, so a crash never leaves a partial file under blobs/.
   const auto temporary = temporary_file("blob");
-  if (auto r = util::write_file_atomic(temporary, data); !r) {
+  if (auto r = util::write_file_durable(temporary, data); !r) {
     return std::unexpected(r.error().context("failed to store blob " + digest.str()));
   }
   HWIMG_TRY(adopt_blob(temporary, digest));

@@ -71,20 +71,19 @@ Result<void> fsync_directory(const fs::path& directory) {
   return {};
 }
 
-Result<void> write_file_atomic(const fs::path& path, std::string_view data, unsigned mode) {
-  const auto temporary = temporary_sibling(path);
-  UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+Result<void> write_file_durable(const fs::path& path, std::string_view data, unsigned mode) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
   if (!fd.valid()) {
-    return fail("failed to create {}: {}", temporary.string(), errno_text(errno));
+    return fail("failed to create {}: {}", path.string(), errno_text(errno));
   }
-  const auto cleanup_and_fail = [&](std::string_view verb) -> Result<void> {
+  const auto remove_and_fail = [&](std::string_view verb) -> Result<void> {
     const int saved = errno;
-    ::unlink(temporary.c_str());
+    ::unlink(path.c_str());
     return fail("failed to {} {}: {}", verb, path.string(), errno_text(saved));
   };
   // O_CREAT's mode is filtered by the umask; callers such as `login` need the exact mode.
   if (::fchmod(fd.get(), mode) != 0) {
-    return cleanup_and_fail("set the mode of");
+    return remove_and_fail("set the mode of");
   }
   std::size_t written = 0;
   while (written < data.size()) {
@@ -93,16 +92,23 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data, unsi
       if (errno == EINTR) {
         continue;
       }
-      return cleanup_and_fail("write");
+      return remove_and_fail("write");
     }
     written += static_cast<std::size_t>(n);
   }
   if (::fsync(fd.get()) != 0) {
-    return cleanup_and_fail("sync");
+    return remove_and_fail("sync");
   }
-  fd.reset();
+  return {};
+}
+
+Result<void> write_file_atomic(const fs::path& path, std::string_view data, unsigned mode) {
+  const auto temporary = temporary_sibling(path);
+  HWIMG_TRY(write_file_durable(temporary, data, mode));
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    return cleanup_and_fail("rename into place");
+    const int saved = errno;
+    ::unlink(temporary.c_str());
+    return fail("failed to rename into place {}: {}", path.string(), errno_text(saved));
   }
   return fsync_directory(path.parent_path());
 }
