@@ -37,7 +37,7 @@ Result<oci::Descriptor> pick_platform(const oci::Layout& layout, const oci::Desc
 
 }  // namespace
 
-Result<BaseImage> resolve_base(const std::string& reference, const fs::path& relative_to,
+Result<BaseImage> resolve_base(const std::string& reference, const recipe::Recipe& recipe,
                                const oci::Platform& platform) {
   BaseImage base;
   base.reference = reference;
@@ -52,8 +52,9 @@ Result<BaseImage> resolve_base(const std::string& reference, const fs::path& rel
   }
   auto parsed = oci::parse_layout_reference(reference);
   if (!parsed) return std::unexpected(parsed.error().context(context));
-  const auto directory = parsed->directory.is_absolute() ? parsed->directory : relative_to / parsed->directory;
-  auto layout = oci::Layout::open(directory);
+  // Joined as written (not normalised), so messages show the path the recipe names.
+  const auto& directory = parsed->directory;
+  auto layout = oci::Layout::open(directory.is_absolute() ? directory : recipe.directory() / directory);
   if (!layout) return std::unexpected(layout.error().context(context));
   auto descriptor = layout->resolve(parsed->tag);
   if (!descriptor) return std::unexpected(descriptor.error().context(context));

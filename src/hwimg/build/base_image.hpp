@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hwimg/oci/layout.hpp"
+#include "hwimg/recipe/recipe.hpp"
 
 namespace hwimg::build {
 
@@ -19,7 +20,8 @@ struct BaseImage {
 };
 
 // Resolves `reference` and verifies the digest of every blob it will reuse.
-[[nodiscard]] Result<BaseImage> resolve_base(const std::string& reference, const std::filesystem::path& relative_to,
+// A relative layout directory is relative to the recipe.
+[[nodiscard]] Result<BaseImage> resolve_base(const std::string& reference, const recipe::Recipe& recipe,
                                              const oci::Platform& platform);
 
 // Puts the base's layer blobs into `target` (a hard link where possible, else a copy).

@@ -75,16 +75,14 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix
     if (text.value.find("${out}") != std::string::npos) return std::optional<fs::path>();
     auto value = recipe::substitute(text, variables);
     if (!value) return std::unexpected(value.error());
-    const fs::path path(*value);
-    return std::optional<fs::path>((path.is_absolute() ? path : recipe.directory() / path).lexically_normal());
+    return std::optional<fs::path>(recipe.resolve(*value));
   };
   auto base = recipe::substitute(recipe.base, variables);
   if (!base) return std::unexpected(base.error());
   hash.update("base " + *base + "\n");
   if (oci::is_layout_reference(*base)) {
     if (auto ref = oci::parse_layout_reference(*base)) {
-      const auto dir = ref->directory.is_absolute() ? ref->directory : recipe.directory() / ref->directory;
-      hash.update(util::read_file(dir / "index.json").value_or("(missing)"));
+      hash.update(util::read_file(recipe.resolve(ref->directory) / "index.json").value_or("(missing)"));
     }
   }
   if (recipe.build) {

@@ -45,8 +45,7 @@ Result<std::vector<matrix::Variant>> plan_variants(const BuildRequest& request, 
   if (!matrix_file && recipe.matrix) {
     auto text = recipe::substitute(*recipe.matrix, {});
     if (!text) return std::unexpected(text.error());
-    const std::filesystem::path path(*text);
-    matrix_file = path.is_absolute() ? path : (recipe.directory() / path).lexically_normal();
+    matrix_file = recipe.resolve(*text);
   }
   if (!matrix_file) return portable_variants();
   auto expansion = matrix::load_matrix(*matrix_file, request.skip_unsupported);

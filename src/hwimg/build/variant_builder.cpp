@@ -45,11 +45,6 @@ Result<oci::WrittenLayer> LayerMemo::get_or_pack(const std::string& key,
 
 namespace {
 
-fs::path resolve_path(const std::string& text, const fs::path& base) {
-  const fs::path path(text);
-  return (path.is_absolute() ? path : base / path).lexically_normal();
-}
-
 Result<void> run_build_step(const recipe::Recipe& recipe, const matrix::Variant& variant,
                             const recipe::Variables& variables, const BuildSettings& settings) {
   const auto& step = *recipe.build;
@@ -57,7 +52,7 @@ Result<void> run_build_step(const recipe::Recipe& recipe, const matrix::Variant&
   if (!run) return std::unexpected(run.error());
   auto workdir_text = recipe::substitute(step.workdir, variables);
   if (!workdir_text) return std::unexpected(workdir_text.error());
-  const auto workdir = resolve_path(*workdir_text, recipe.directory());
+  const auto workdir = recipe.resolve(*workdir_text);
   std::error_code ec;
   if (!fs::is_directory(workdir, ec)) {
     return fail("{}: build workdir {} is not a directory", step.workdir.location.str(), workdir.string());
@@ -183,7 +178,7 @@ Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const matrix::V
 
   auto base_reference = recipe::substitute(recipe.base, variables);
   if (!base_reference) return std::unexpected(base_reference.error());
-  auto base = resolve_base(*base_reference, recipe.directory(), variant.platform);
+  auto base = resolve_base(*base_reference, recipe, variant.platform);
   if (!base) return std::unexpected(base.error().context(recipe.base.location.str()));
 
   if (recipe.build) {
@@ -196,7 +191,7 @@ Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const matrix::V
     if (!from_text) return std::unexpected(from_text.error());
     auto to_text = recipe::substitute(layer.to, variables);
     if (!to_text) return std::unexpected(to_text.error());
-    const auto from = resolve_path(*from_text, recipe.directory());
+    const auto from = recipe.resolve(*from_text);
     std::error_code ec;
     if (!fs::exists(from, ec)) {
       return fail("{}: layer source {} does not exist{}", layer.from.location.str(), from.string(),

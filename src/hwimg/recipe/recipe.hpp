@@ -59,6 +59,10 @@ struct Recipe {
   LocatedMap annotations;
 
   [[nodiscard]] std::filesystem::path directory() const { return file.parent_path(); }
+  // A path named in the recipe: relative ones are relative to the recipe file.
+  [[nodiscard]] std::filesystem::path resolve(const std::filesystem::path& path) const {
+    return (path.is_absolute() ? path : directory() / path).lexically_normal();
+  }
 };
 
 [[nodiscard]] Result<Recipe> load_recipe(const std::filesystem::path& path);
