@@ -1,43 +1,39 @@
-#include <cstdlib>
+#include <memory>
 
 #include "commands.hpp"
-#include "hwimg/build/builder.hpp"
+#include "hwimg/commands/build.hpp"
 
 namespace hwimg::cli {
 
 void add_build_command(CLI::App& app, Action& action) {
-  auto request = std::make_shared<build::BuildRequest>();
+  auto arguments = std::make_shared<commands::BuildArguments>();
+  auto& request = arguments->request;
   auto compression = std::make_shared<std::string>("gzip");
   auto verbose = std::make_shared<bool>(false);
   auto skip = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("build", "Build every variant of a recipe into an OCI image layout");
-  cmd->add_option("recipe", request->recipe, "Recipe file (YAML)")->required();
-  cmd->add_option("--matrix", request->matrix, "Matrix file; overrides the recipe's `matrix:`");
-  cmd->add_option("-o,--output", request->output, "Output OCI image layout directory")->required();
-  cmd->add_option("--tag", request->tag, "Tag of the multi-variant index; variants get TAG-<id>")
-      ->capture_default_str();
-  cmd->add_option("-j,--jobs", request->jobs, "Variants built at once (default: one per core)");
-  cmd->add_option("--only", request->only, "Build only this variant id (repeatable)");
+  cmd->add_option("recipe", request.recipe, "Recipe file (YAML)")->required();
+  cmd->add_option("--matrix", request.matrix, "Matrix file; overrides the recipe's `matrix:`");
+  cmd->add_option("-o,--output", request.layout, "Output OCI image layout directory")->required();
+  cmd->add_option("--tag", request.tag, "Tag of the multi-variant index; variants get TAG-<id>")->capture_default_str();
+  cmd->add_option("-j,--jobs", request.jobs, "Variants built at once (default: one per core)");
+  cmd->add_option("--only", request.only, "Build only this variant id (repeatable)");
   cmd->add_option("--compression", *compression, "Layer compression: gzip (default) or zstd")
       ->check(CLI::IsMember({"gzip", "zstd"}));
-  cmd->add_option("--compression-level", request->compression.level, "gzip 1-12 (default 6), zstd 1-19 (default 3)");
+  cmd->add_option("--compression-level", request.compression.level, "gzip 1-12 (default 6), zstd 1-19 (default 3)");
   cmd->add_flag("--skip-unsupported", *skip, "Drop matrix combinations that cannot be built, with a warning");
   cmd->add_flag("-v,--verbose", *verbose, "Show the output of build steps");
   cmd->footer(
       "Environment: SOURCE_DATE_EPOCH sets every file mtime and the `created` times (default 0), so the same\n"
       "inputs give byte-identical layouts. Build steps see the recipe variables as HWIMG_* variables\n"
       "(${cpu.march} -> HWIMG_CPU_MARCH).");
-  cmd->callback([&action, request, compression, verbose, skip] {
-    action = [request, compression, verbose, skip]() -> Result<int> {
-      request->skip_unsupported = *skip ? matrix::SkipUnsupported::yes : matrix::SkipUnsupported::no;
-      auto parsed = oci::parse_compression(*compression);
-      if (!parsed) return std::unexpected(parsed.error());
-      request->compression.compression = *parsed;
-      request->verbosity = *verbose ? build::Verbosity::verbose : build::Verbosity::quiet;
-      if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
-        request->source_date_epoch = epoch;
-      }
-      return build::run_build(*request);
+  cmd->callback([&action, arguments, compression, verbose, skip] {
+    action = [arguments, compression, verbose, skip]() -> Result<int> {
+      auto& flags = arguments->request;
+      HWIMG_TRY_ASSIGN(flags.compression.compression, oci::parse_compression(*compression));
+      flags.expand.skip = *skip ? matrix::SkipUnsupported::yes : matrix::SkipUnsupported::no;
+      flags.verbosity = *verbose ? build::Verbosity::verbose : build::Verbosity::quiet;
+      return commands::run_build(*arguments);
     };
   });
 }

@@ -1,7 +1,7 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "hwimg/registry/index_create.hpp"
+#include "hwimg/commands/registry_commands.hpp"
 #include "registry_options.hpp"
 
 namespace hwimg::cli {
@@ -10,7 +10,7 @@ void add_index_command(CLI::App& app, Action& action) {
   struct Arguments {
     std::string destination;
     std::vector<std::string> sources;
-    registry::ClientOptions options;
+    commands::RegistryFlags registry;
   };
   auto args = std::make_shared<Arguments>();
   auto* index = app.add_subcommand("index", "Work with multi-variant image indexes on a registry");
@@ -21,9 +21,9 @@ void add_index_command(CLI::App& app, Action& action) {
   create->add_option("--from", args->sources,
                      "a variant manifest by tag or digest, in the same repository; repeat, in index order")
       ->required();
-  add_registry_options(*create, args->options);
+  add_registry_options(*create, args->registry);
   create->callback([args, &action] {
-    action = [args] { return registry::index_create_command(args->destination, args->sources, args->options); };
+    action = [args] { return commands::run_index_create(args->destination, args->sources, args->registry); };
   });
 }
 

@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "hwimg/registry/commands.hpp"
+#include "hwimg/commands/registry_commands.hpp"
 #include "registry_options.hpp"
 
 namespace hwimg::cli {
@@ -12,7 +12,7 @@ void add_login_command(CLI::App& app, Action& action) {
     std::string registry;
     std::string username;
     bool password_stdin = false;
-    registry::ClientOptions options;
+    commands::RegistryFlags flags;
   };
   auto args = std::make_shared<Arguments>();
   auto* command = app.add_subcommand("login", "Check credentials with a registry and store them in Docker's config.json");
@@ -20,9 +20,9 @@ void add_login_command(CLI::App& app, Action& action) {
   command->add_option("-u,--username", args->username, "user name")->required();
   // A password flag would leak into shell history and the process list, so only stdin is offered.
   command->add_flag("--password-stdin", args->password_stdin, "read the password from standard input")->required();
-  add_registry_options(*command, args->options);
+  add_registry_options(*command, args->flags);
   command->callback([args, &action] {
-    action = [args] { return registry::login_command(args->registry, args->username, std::cin, args->options); };
+    action = [args] { return commands::run_login(args->registry, args->username, std::cin, args->flags); };
   });
 }
 

@@ -1,29 +1,27 @@
 #include <map>
+#include <memory>
 #include <string>
 
 #include "commands.hpp"
-#include "hwimg/matrix/matrix_command.hpp"
+#include "hwimg/commands/matrix.hpp"
 
 namespace hwimg::cli {
 
 void add_matrix_command(CLI::App& app, Action& action) {
   auto* command = app.add_subcommand("matrix", "Show the variants a matrix file expands to, without building");
-  auto path = std::make_shared<std::string>();
-  auto format = std::make_shared<matrix::MatrixFormat>(matrix::MatrixFormat::table);
+  auto arguments = std::make_shared<commands::MatrixArguments>();
   auto skip = std::make_shared<bool>(false);
-  command->add_option("FILE", *path, "Matrix file (YAML)")->required();
+  command->add_option("FILE", arguments->file, "Matrix file (YAML)")->required();
   const std::map<std::string, matrix::MatrixFormat> formats{
       {"table", matrix::MatrixFormat::table}, {"json", matrix::MatrixFormat::json},
       {"github", matrix::MatrixFormat::github}};
-  command->add_option("--format", *format, "Output: table, json, or a GitHub Actions strategy.matrix")
+  command->add_option("--format", arguments->format, "Output: table, json, or a GitHub Actions strategy.matrix")
       ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
   command->add_flag("--skip-unsupported", *skip,
                     "Drop combinations the toolkits or compilers cannot build, with a warning");
-  command->callback([&action, path, format, skip] {
-    action = [path, format, skip] {
-      return matrix::run_matrix_command(*path, *format,
-                                        *skip ? matrix::SkipUnsupported::yes : matrix::SkipUnsupported::no);
-    };
+  command->callback([&action, arguments, skip] {
+    arguments->skip = *skip ? matrix::SkipUnsupported::yes : matrix::SkipUnsupported::no;
+    action = [arguments] { return commands::run_matrix(*arguments); };
   });
 }
 

@@ -1,11 +1,7 @@
-#include <cstdio>
 #include <memory>
 
 #include "commands.hpp"
-#include "hwimg/probe/probe.hpp"
-#include "hwimg/probe/report.hpp"
-#include "hwimg/probe/x86_cpuid.hpp"
-#include "hwimg/util/files.hpp"
+#include "hwimg/commands/probe.hpp"
 
 namespace hwimg::cli {
 namespace {
@@ -17,33 +13,15 @@ struct ProbeFlags {
   bool cpuid_dump = false;
 };
 
-Result<int> run_probe(const ProbeFlags& flags) {
-  if (flags.cpuid_dump) {
-    fmt::print("{}", probe::format_cpuid_dump(probe::read_cpuid()));
-    return 0;
-  }
-  auto options = probe::ProbeOptions::from_environment();
-  if (!options) {
-    return std::unexpected(options.error());
-  }
-  if (flags.verbose) {
-    options->log = [](std::string_view line) { fmt::print(stderr, "hwimg: probe: {}\n", line); };
-  }
-  const auto facts = probe::probe_host(*options);
-  if (!facts) {
-    return std::unexpected(facts.error());
-  }
-  const auto text = flags.format == "json"   ? probe::to_json(*facts)
-                    : flags.format == "text" ? probe::to_text(*facts)
-                                             : probe::to_nfd(*facts);
-  if (flags.output.empty()) {
-    fmt::print("{}", text);
-    return 0;
-  }
-  if (auto written = util::write_file_atomic(flags.output, text); !written) {
-    return std::unexpected(written.error());
-  }
-  return 0;
+commands::ProbeArguments arguments_of(const ProbeFlags& flags) {
+  commands::ProbeArguments arguments;
+  arguments.format = flags.format == "json"   ? commands::ProbeFormat::json
+                     : flags.format == "text" ? commands::ProbeFormat::text
+                                              : commands::ProbeFormat::nfd;
+  arguments.output = flags.output;
+  arguments.verbose = flags.verbose ? commands::Verbose::yes : commands::Verbose::no;
+  arguments.cpuid_dump = flags.cpuid_dump ? commands::CpuidDump::yes : commands::CpuidDump::no;
+  return arguments;
 }
 
 }  // namespace
@@ -71,7 +49,9 @@ void add_probe_command(CLI::App& app, Action& action) {
       "                               driver version; set and empty means no CUDA, nothing is probed\n"
       "  HWIMG_CUDA_PROBE_TIMEOUT_MS  how long NVML and the CUDA driver may take, each (default 5000)\n"
       "No NVIDIA driver gives \"nvidia\": null and exit status 0.");
-  command->callback([flags, &action] { action = [flags] { return run_probe(*flags); }; });
+  command->callback([flags, &action] {
+    action = [arguments = arguments_of(*flags)] { return commands::run_probe(arguments); };
+  });
 }
 
 }  // namespace hwimg::cli

@@ -1,7 +1,7 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "hwimg/registry/commands.hpp"
+#include "hwimg/commands/registry_commands.hpp"
 #include "registry_options.hpp"
 
 namespace hwimg::cli {
@@ -10,19 +10,20 @@ void add_push_command(CLI::App& app, Action& action) {
   struct Arguments {
     std::string source;
     std::string destination;
-    registry::ClientOptions options;
+    commands::RegistryFlags flags;
   };
   auto args = std::make_shared<Arguments>();
+  auto& options = args->flags.options;
   auto* command = app.add_subcommand("push", "Push an image layout (the index, every variant, their tags) to a registry");
   command->add_option("SOURCE", args->source, "oci:DIR[:TAG]")->required();
   command->add_option("DESTINATION", args->destination, "REGISTRY/REPO[:TAG]")->required();
-  command->add_option("-j,--jobs", args->options.jobs, "parallel blob uploads")->check(CLI::Range(1, 64));
-  command->add_option("--chunk-size", args->options.chunk_size,
+  command->add_option("-j,--jobs", options.jobs, "parallel blob uploads")->check(CLI::Range(1, 64));
+  command->add_option("--chunk-size", options.chunk_size,
                       "blobs larger than this many bytes are uploaded in PATCH chunks of this size")
       ->check(CLI::Range(std::uint64_t{1} << 10, std::uint64_t{1} << 40));
-  add_registry_options(*command, args->options);
+  add_registry_options(*command, args->flags);
   command->callback([args, &action] {
-    action = [args] { return registry::push_command(args->source, args->destination, args->options); };
+    action = [args] { return commands::run_push(args->source, args->destination, args->flags); };
   });
 }
 

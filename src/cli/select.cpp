@@ -1,14 +1,14 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "hwimg/select/select_command.hpp"
+#include "hwimg/commands/select.hpp"
 #include "registry_options.hpp"
 
 namespace hwimg::cli {
 namespace {
 
 struct SelectFlags {
-  select::SelectOptions options;
+  commands::SelectArguments arguments;
   std::string host_file;
   std::string gpus;
   std::string format = "ref";
@@ -21,7 +21,7 @@ void add_select_command(CLI::App& app, Action& action) {
   auto flags = std::make_shared<SelectFlags>();
   auto* command = app.add_subcommand("select", "Print the one variant of an image that runs on this host "
                                                "(ready for docker run), and why every other one does not");
-  command->add_option("reference", flags->options.reference, "oci:DIR[:TAG] or a registry reference")->required();
+  command->add_option("reference", flags->arguments.reference, "oci:DIR[:TAG] or a registry reference")->required();
   auto* host = command->add_option("--host", flags->host_file, "Judge against this facts file (hwimg probe --format "
                                                                 "json) instead of probing this host")
                    ->check(CLI::ExistingFile);
@@ -33,16 +33,15 @@ void add_select_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   command->add_flag("--explain", flags->explain, "Print every variant to stderr: chosen, compatible with its rank, "
                                                  "or rejected with every reason");
-  add_registry_options(*command, flags->options.registry);
+  add_registry_options(*command, flags->arguments.registry);
   command->footer("Exit status 3 when no variant fits; every variant's reasons then go to stderr.");
   command->callback([flags, host, gpus, &action] {
-    auto options = flags->options;
-    if (host->count() > 0) options.host_file = flags->host_file;
-    if (gpus->count() > 0) options.gpus = flags->gpus;
-    options.format = flags->format == "json" ? select::OutputFormat::json : select::OutputFormat::reference;
-    options.explain = flags->explain ? select::Explain::yes : select::Explain::no;
-    options.registry.progress = registry::ProgressDisplay::never;
-    action = [options] { return select::run_select(options); };
+    auto arguments = flags->arguments;
+    if (host->count() > 0) arguments.host_file = flags->host_file;
+    if (gpus->count() > 0) arguments.gpus = flags->gpus;
+    arguments.format = flags->format == "json" ? commands::SelectFormat::json : commands::SelectFormat::reference;
+    arguments.explain = flags->explain ? commands::Explain::yes : commands::Explain::no;
+    action = [arguments] { return commands::run_select(arguments); };
   });
 }
 

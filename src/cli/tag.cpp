@@ -1,7 +1,7 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "hwimg/registry/commands.hpp"
+#include "hwimg/commands/registry_commands.hpp"
 #include "registry_options.hpp"
 
 namespace hwimg::cli {
@@ -10,15 +10,15 @@ void add_tag_command(CLI::App& app, Action& action) {
   struct Arguments {
     std::string reference;
     std::vector<std::string> tags;
-    registry::ClientOptions options;
+    commands::RegistryFlags flags;
   };
   auto args = std::make_shared<Arguments>();
   auto* command = app.add_subcommand("tag", "Add tags to an image on its registry, without moving blobs");
   command->add_option("REFERENCE", args->reference, "REGISTRY/REPO:TAG or REGISTRY/REPO@DIGEST")->required();
   command->add_option("NEWTAG", args->tags, "tags to add")->required();
-  add_registry_options(*command, args->options);
+  add_registry_options(*command, args->flags);
   command->callback([args, &action] {
-    action = [args] { return registry::tag_command(args->reference, args->tags, args->options); };
+    action = [args] { return commands::run_tag(args->reference, args->tags, args->flags); };
   });
 }
 

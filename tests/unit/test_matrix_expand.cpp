@@ -10,8 +10,9 @@ using namespace hwimg::matrix;
 
 namespace {
 
-MatrixReport expand(std::string_view text, SkipUnsupported skip = SkipUnsupported::no) {
-  return expand_matrix(parse_matrix_text(text, "m.yaml"), skip);
+MatrixReport expand(std::string_view text, SkipUnsupported skip = SkipUnsupported::no,
+                    std::filesystem::path cuda_root = "/usr/local") {
+  return expand_matrix(parse_matrix_text(text, "m.yaml"), {skip, std::move(cuda_root)});
 }
 
 std::vector<std::string> ids(const MatrixReport& report) {
@@ -127,9 +128,8 @@ TEST_CASE("variant ids for lists, PTX-only and arch-specific targets") {
 }
 
 TEST_CASE("platform, annotations, requirement and variables of a variant") {
-  setenv("HWIMG_CUDA_ROOT", "/opt/toolkits", 1);
-  const auto report = expand("axes: {cuda: ['13.0'], gpu: [sm_90a], cpu: [zen4, x86-64-v1, x86-64-v3]}\nptx: true\n");
-  unsetenv("HWIMG_CUDA_ROOT");
+  const auto report = expand("axes: {cuda: ['13.0'], gpu: [sm_90a], cpu: [zen4, x86-64-v1, x86-64-v3]}\nptx: true\n",
+                             SkipUnsupported::no, "/opt/toolkits");
   REQUIRE(report.variants.size() == 3);
   const auto& zen4 = report.variants[0];
   CHECK(zen4.id == "cuda13.0-sm90a-zen4");
@@ -176,7 +176,7 @@ include:
   - {cuda: "13.0", cuda_home: /opt/cuda13}
 )",
                                       "/srv/matrix/m.yaml");
-  const auto report = expand_matrix(file, SkipUnsupported::no);
+  const auto report = expand_matrix(file, {});
   REQUIRE(report.variants.size() == 2);
   CHECK(report.variants[0].cuda_home == "/srv/matrix/toolkits/cuda-12.8");
   CHECK(report.variants[1].cuda_home == "/opt/cuda13");
@@ -242,14 +242,14 @@ TEST_CASE("load_matrix lists every error in one message") {
   auto dir = hwimg::util::TempDir::create(std::filesystem::temp_directory_path(), "hwimg-matrix").value();
   const auto path = dir.path() / "m.yaml";
   REQUIRE(hwimg::util::write_file_atomic(path, "axes:\n  cuda: ['12.4']\n  gpu: [sm_8O, sm_100]\n"));
-  const auto loaded = load_matrix(path, SkipUnsupported::no);
+  const auto loaded = load_matrix(path, {});
   REQUIRE_FALSE(loaded);
   CHECK(loaded.error().message ==
         fmt::format("failed to load matrix {0}: 2 errors:\n{0}:3:9: unknown GPU target 'sm_8O' (did you mean "
                     "sm_80?)\n{0}:3:16: variant cuda12.4-sm100-x86-64-v1: sm_100 needs CUDA 12.8 or newer",
                     path.string()));
   REQUIRE(hwimg::util::write_file_atomic(path, "axes:\n  cuda: ['12.4']\n  gpu: [sm_80, sm_100]\n"));
-  const auto skipped = load_matrix(path, SkipUnsupported::yes);
+  const auto skipped = load_matrix(path, {SkipUnsupported::yes});
   REQUIRE(skipped);
   CHECK(skipped->variants.size() == 1);
   CHECK(skipped->warnings.size() == 1);

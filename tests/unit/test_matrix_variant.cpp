@@ -14,7 +14,7 @@ namespace {
 Variant gpu_variant(const std::filesystem::path& home) {
   auto file = parse_matrix_text("axes: {cuda: ['12.8'], gpu: [sm_90], cpu: [x86-64-v3]}\n", "m.yaml");
   file.cuda_home = MatrixValue{home.string(), {home.string()}, {}, true};
-  return expand_matrix(file, SkipUnsupported::no).variants.at(0);
+  return expand_matrix(file, {}).variants.at(0);
 }
 
 }  // namespace
@@ -47,16 +47,14 @@ TEST_CASE("resolve_toolkit finds nvcc under cuda_home, or names where it looked"
   CHECK(found->nvcc == dir.path() / "cuda-12.8" / "bin" / "nvcc");
 }
 
-TEST_CASE("the default toolkit place honours HWIMG_CUDA_ROOT") {
-  unsetenv("HWIMG_CUDA_ROOT");
-  CHECK(default_cuda_home({13, 0}) == "/usr/local/cuda-13.0");
-  setenv("HWIMG_CUDA_ROOT", "/toolkits", 1);
-  CHECK(default_cuda_home({12, 8}) == "/toolkits/cuda-12.8");
-  unsetenv("HWIMG_CUDA_ROOT");
+TEST_CASE("the default toolkit place is cuda-X.Y under the expansion's cuda_root") {
+  const auto file = parse_matrix_text("axes: {cuda: ['12.8'], gpu: [sm_90]}\n", "m.yaml");
+  CHECK(expand_matrix(file, {}).variants.at(0).cuda_home == "/usr/local/cuda-12.8");
+  CHECK(expand_matrix(file, {SkipUnsupported::no, "/toolkits"}).variants.at(0).cuda_home == "/toolkits/cuda-12.8");
 }
 
 TEST_CASE("resolve_toolkit refuses a CPU-only variant") {
-  const auto report = expand_matrix(parse_matrix_text("axes: {gpu: [none]}\n", "m.yaml"), SkipUnsupported::no);
+  const auto report = expand_matrix(parse_matrix_text("axes: {gpu: [none]}\n", "m.yaml"), {});
   CHECK(resolve_toolkit(report.variants.at(0)).error().message ==
         "failed to find a CUDA toolkit for variant cpu-x86-64-v1: it has no CUDA version");
 }

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "hwimg/registry/challenge.hpp"
+#include "hwimg/registry/detail/challenge.hpp"
 
 using namespace hwimg::registry;
 

@@ -2,8 +2,8 @@
 
 #include <random>
 
-#include "hwimg/registry/http.hpp"
-#include "hwimg/registry/session.hpp"
+#include "hwimg/registry/detail/http.hpp"
+#include "hwimg/registry/detail/session.hpp"
 
 using namespace hwimg::registry;
 

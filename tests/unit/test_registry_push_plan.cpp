@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "hwimg/oci/layout.hpp"
-#include "hwimg/registry/blob_locations.hpp"
-#include "hwimg/registry/push_plan.hpp"
+#include "hwimg/registry/detail/blob_locations.hpp"
+#include "hwimg/registry/detail/push_plan.hpp"
 #include "hwimg/util/files.hpp"
 
 using namespace hwimg;

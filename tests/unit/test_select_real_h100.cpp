@@ -51,7 +51,7 @@ TEST_CASE("the cuda-kernel variants that ran on a real H100 are exactly the comp
   const auto host = probe::parse_host_facts(util::read_file(data_dir / "gpu" / "h100-probe.json").value(),
                                             "h100-probe.json").value();
   const auto expansion =
-      matrix::load_matrix(data_dir.parent_path().parent_path() / "matrix" / "cuda-kernel.yaml", matrix::SkipUnsupported::no)
+      matrix::load_matrix(data_dir.parent_path().parent_path() / "matrix" / "cuda-kernel.yaml", {})
           .value();
   std::vector<select::Candidate> candidates;
   for (const auto& v : expansion.variants) {

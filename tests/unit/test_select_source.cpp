@@ -61,7 +61,7 @@ TEST_CASE("a layout index: hwimg variants from the index alone, others with thei
   f.tag(index_descriptor, "1.0");
   f.tag(annotated, "1.0-cpu-x86-64-v3");
 
-  const auto source = select::load_layout_source(f.reference("1.0"));
+  const auto source = select::load_image_source(f.reference("1.0"), {});
   REQUIRE(source);
   REQUIRE(source->candidates.size() == 2);
   CHECK_FALSE(source->candidates[0].config.has_value());
@@ -86,7 +86,7 @@ TEST_CASE("a single-manifest image is judged by its config and selected by its t
   Fixture f;
   const auto only = f.image({"linux", "amd64", ""}, {"CUDA_VERSION=12.4.1"}, {});
   f.tag(only, "plain");
-  const auto source = select::load_layout_source(f.reference("plain"));
+  const auto source = select::load_image_source(f.reference("plain"), {});
   REQUIRE(source);
   REQUIRE(source->candidates.size() == 1);
   const auto selection = select::select_variant(source->candidates, cpu_host("x86-64-v2"), {}).value();
@@ -106,6 +106,6 @@ TEST_CASE("a single-manifest image is judged by its config and selected by its t
 
 TEST_CASE("errors name the layout problem") {
   Fixture f;
-  CHECK(select::load_layout_source(f.reference("missing")).error().message.starts_with(
+  CHECK(select::load_image_source(f.reference("missing"), {}).error().message.starts_with(
       "failed to resolve tag \"missing\""));
 }

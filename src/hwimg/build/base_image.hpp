@@ -1,28 +1,32 @@
 #pragma once
-// The image a recipe builds on: nothing ("scratch") or a variant of an image in an OCI layout,
-// whose layers are reused by digest, never re-packed.
+// The image a recipe builds on: nothing ("scratch") or a variant of another image, whose layers
+// are reused by digest, never re-packed.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "hwimg/build/variant_plan.hpp"
+#include "hwimg/image/reader.hpp"
+#include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/layout.hpp"
-#include "hwimg/recipe/recipe.hpp"
 
 namespace hwimg::build {
 
 struct BaseImage {
-  std::string reference;               // as written in the recipe, for messages and annotations
-  std::optional<oci::Layout> layout;   // empty for scratch
+  std::string reference;                        // as the plan names it, for messages and annotations
+  std::unique_ptr<image::ImageReader> reader;   // empty for scratch
   oci::Descriptor manifest_descriptor;
   oci::ImageConfig config;
   std::vector<oci::Descriptor> layers;
+
+  [[nodiscard]] bool is_scratch() const { return reader == nullptr; }
 };
 
-// Resolves `reference` and verifies the digest of every blob it will reuse.
-// A relative layout directory is relative to the recipe.
-[[nodiscard]] Result<BaseImage> resolve_base(const std::string& reference, const recipe::Recipe& recipe,
-                                             const oci::Platform& platform);
+// Resolves the plan's base for its variant's platform and verifies the digest of every blob it
+// will reuse. A relative layout directory is relative to `recipe_directory`.
+[[nodiscard]] Result<BaseImage> resolve_base(const VariantPlan& plan, const std::filesystem::path& recipe_directory);
 
 // Puts the base's layer blobs into `target` (a hard link where possible, else a copy).
 [[nodiscard]] Result<void> import_base_layers(const BaseImage& base, const oci::Layout& target);

@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 
 #include "hwimg/oci/layout.hpp"
-#include "hwimg/recipe/variables.hpp"
 #include "hwimg/util/files.hpp"
 
 namespace hwimg::build {
@@ -53,13 +52,13 @@ fs::path cache_file(const fs::path& output, const std::string& key) {
 
 }  // namespace
 
-Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix::Variant& variant,
+Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan,
                                       const BuildSettings& settings, const fs::path& output) {
+  const auto& variant = *plan.variant;
   oci::Sha256 hash;
   hash.update(fmt::format("hwimg {}\n", HWIMG_VERSION));
-  auto recipe_text = util::read_file(recipe.file);
-  if (!recipe_text) return std::unexpected(recipe_text.error());
-  hash.update(*recipe_text);
+  HWIMG_TRY_ASSIGN(const auto recipe_text, util::read_file(recipe.file));
+  hash.update(recipe_text);
   hash.update(fmt::format("\nvariant {} {}\n", variant.id, variant.platform.str()));
   for (const auto& [k, v] : variant.annotations) hash.update(fmt::format("a {}={}\n", k, v));
   hash.update(fmt::format("e NVIDIA_REQUIRE_CUDA={}\n", variant.nvidia_require_cuda));
@@ -69,51 +68,31 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix
                           settings.compression.level, settings.compression.gzip_block_size + settings.compression.zstd_block_size,
                           settings.source_date_epoch));
 
-  // ${out} stays unset: a source that depends on it is the build's own output, hashed through its inputs.
-  auto variables = variant.variables;
-  const auto resolve = [&](const recipe::LocatedString& text) -> Result<std::optional<fs::path>> {
-    if (text.value.find("${out}") != std::string::npos) return std::optional<fs::path>();
-    auto value = recipe::substitute(text, variables);
-    if (!value) return std::unexpected(value.error());
-    return std::optional<fs::path>(recipe.resolve(*value));
-  };
-  auto base = recipe::substitute(recipe.base, variables);
-  if (!base) return std::unexpected(base.error());
-  hash.update("base " + *base + "\n");
-  if (oci::is_layout_reference(*base)) {
-    if (auto ref = oci::parse_layout_reference(*base)) {
-      hash.update(util::read_file(recipe.resolve(ref->directory) / "index.json").value_or("(missing)"));
-    }
+  hash.update("base " + plan.base_text + "\n");
+  if (plan.base && plan.base->kind == image::SourceKind::layout) {
+    hash.update(util::read_file(recipe.resolve(plan.base->directory) / "index.json").value_or("(missing)"));
   }
-  if (recipe.build) {
-    auto workdir = resolve(recipe.build->workdir);
-    if (!workdir) return std::unexpected(workdir.error());
-    if (*workdir) hash_tree(**workdir, output, hash);
-  }
-  for (const auto& layer : recipe.layers) {
-    auto from = resolve(layer.from);
-    if (!from) return std::unexpected(from.error());
-    if (*from) hash_tree(**from, output, hash);
+  if (plan.build && !plan.build->workdir_in_build_output) hash_tree(plan.build->workdir, output, hash);
+  for (const auto& layer : plan.layers) {
+    if (!layer.from_build_output) hash_tree(layer.from, output, hash);
   }
   return hash.finish().hex();
 }
 
-std::optional<BuiltVariant> cached_variant(const fs::path& output, const std::string& key) {
-  auto text = util::read_file(cache_file(output, key));
+std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std::string& key) {
+  auto text = util::read_file(cache_file(layout.root(), key));
   if (!text) return std::nullopt;
   const auto entry = nlohmann::json::parse(*text, nullptr, false);
   if (entry.is_discarded() || !entry.is_object() || !entry.contains("index")) return std::nullopt;
   auto index = oci::parse_index(entry["index"].dump());
   if (!index || index->manifests.size() != 1) return std::nullopt;
-  auto layout = oci::Layout::open(output);
-  if (!layout) return std::nullopt;
   const auto& manifest_descriptor = index->manifests.front();
-  auto manifest_bytes = layout->read_blob(manifest_descriptor);
+  auto manifest_bytes = layout.read_blob(manifest_descriptor);
   if (!manifest_bytes) return std::nullopt;
   auto manifest = oci::parse_manifest(*manifest_bytes);
-  if (!manifest || !layout->read_blob(manifest->config)) return std::nullopt;
+  if (!manifest || !layout.read_blob(manifest->config)) return std::nullopt;
   for (const auto& layer : manifest->layers) {
-    if (!layout->has_blob(layer.digest)) return std::nullopt;
+    if (!layout.has_blob(layer.digest)) return std::nullopt;
   }
   return BuiltVariant{entry.value("variant", ""), manifest_descriptor, true};
 }

@@ -13,12 +13,13 @@ namespace hwimg::build {
 // A digest of everything that determines the variant's image: hwimg's version, the recipe file, the
 // variant plan, the settings, the base image, and the metadata (path, size, mtime, mode) of every
 // file under the build workdir and under layer sources that do not come from the build.
-[[nodiscard]] Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const matrix::Variant& variant,
+// What the build step writes (under the plan's ${out}) is hashed through its inputs, never itself.
+[[nodiscard]] Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan,
                                                     const BuildSettings& settings,
                                                     const std::filesystem::path& output);
 
-// The cached result for `key` in the layout at `output`, when it and all its blobs are still there.
-[[nodiscard]] std::optional<BuiltVariant> cached_variant(const std::filesystem::path& output, const std::string& key);
+// The cached result for `key` in `layout`, when it and all its blobs are still there.
+[[nodiscard]] std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std::string& key);
 
 [[nodiscard]] Result<void> remember_variant(const oci::Layout& layout, const std::string& key,
                                             const BuiltVariant& variant);

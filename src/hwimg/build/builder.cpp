@@ -2,14 +2,14 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "hwimg/build/build_cache.hpp"
-#include "hwimg/recipe/variables.hpp"
 #include "hwimg/matrix/expand.hpp"
+#include "hwimg/oci/annotations.hpp"
+#include "hwimg/recipe/variables.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 #include "hwimg/util/thread_pool.hpp"
@@ -33,27 +33,20 @@ Result<std::int64_t> parse_epoch(const std::optional<std::string>& text) {
 Result<std::vector<matrix::Variant>> portable_variants() {
   utsname name{};
   const bool arm = ::uname(&name) == 0 && std::string_view(name.machine) == "aarch64";
-  const auto file = matrix::parse_matrix_text(arm ? "axes: {cpu: [aarch64]}" : "axes: {cpu: [x86-64-v1]}",
-                                              "(portable variant)");
-  auto report = matrix::expand_matrix(file, matrix::SkipUnsupported::no);
-  if (!report.errors.empty()) return fail("{}", util::join(report.errors, "; "));
-  return report.variants;
+  HWIMG_TRY_ASSIGN(auto variant, matrix::portable_variant(arm ? hw::CpuArch::arm64 : hw::CpuArch::amd64));
+  return std::vector<matrix::Variant>{std::move(variant)};
 }
 
-Result<std::vector<matrix::Variant>> plan_variants(const BuildRequest& request, const recipe::Recipe& recipe) {
+Result<std::vector<matrix::Variant>> expand_variants(const BuildRequest& request, const recipe::Recipe& recipe) {
   std::optional<std::filesystem::path> matrix_file = request.matrix;
   if (!matrix_file && recipe.matrix) {
-    auto text = recipe::substitute(*recipe.matrix, {});
-    if (!text) return std::unexpected(text.error());
-    matrix_file = recipe.resolve(*text);
+    HWIMG_TRY_ASSIGN(const auto text, recipe::substitute(*recipe.matrix, {}));
+    matrix_file = recipe.resolve(text);
   }
   if (!matrix_file) return portable_variants();
-  auto expansion = matrix::load_matrix(*matrix_file, request.skip_unsupported);
-  if (!expansion) return std::unexpected(expansion.error());
-  for (const auto& warning : expansion->warnings) {
-    fmt::print(stderr, "hwimg: warning: {}\n", warning);
-  }
-  return expansion->variants;
+  HWIMG_TRY_ASSIGN(auto expansion, matrix::load_matrix(*matrix_file, request.expand));
+  for (const auto& warning : expansion.warnings) request.output->warning(warning);
+  return std::move(expansion.variants);
 }
 
 Result<std::vector<matrix::Variant>> select_variants(std::vector<matrix::Variant> variants,
@@ -95,34 +88,52 @@ Result<void> check_compression_level(const oci::CompressionOptions& options) {
   return {};
 }
 
+// One variant from its plan, or unchanged from the build cache of the layout.
+Result<BuiltVariant> build_or_reuse(const recipe::Recipe& recipe, const matrix::Variant& variant,
+                                    const BuildRequest& request, const BuildSettings& settings,
+                                    const oci::Layout* existing, const LayoutProvider& layout, LayerMemo& memo) {
+  HWIMG_TRY_ASSIGN(const auto scratch,
+                   util::TempDir::create(std::filesystem::temp_directory_path(), fmt::format("hwimg-build-{}-", ::getpid())));
+  HWIMG_TRY_ASSIGN(const auto plan, plan_variant(recipe, variant, scratch.path() / "out"));
+  HWIMG_TRY_ASSIGN(const auto key, variant_cache_key(recipe, plan, settings,
+                                                     std::filesystem::absolute(request.layout).lexically_normal()));
+  if (existing != nullptr) {
+    if (auto hit = cached_variant(*existing, key)) {
+      request.output->progress(fmt::format("{}: unchanged, reusing {}", variant.id, hit->manifest.digest.str()));
+      return *hit;
+    }
+  }
+  request.output->progress(fmt::format("building {}...", variant.id));
+  HWIMG_TRY_ASSIGN(auto built, build_variant(recipe, plan, settings, layout, memo));
+  HWIMG_TRY_ASSIGN(const auto target, layout());
+  HWIMG_TRY(remember_variant(target, key, built));
+  return built;
+}
+
 }  // namespace
 
-Result<int> run_build(const BuildRequest& request) {
+Result<BuildReport> build_recipe(const BuildRequest& request) {
   HWIMG_TRY(oci::validate_tag(request.tag));
   HWIMG_TRY(check_compression_level(request.compression));
-  auto epoch = parse_epoch(request.source_date_epoch);
-  if (!epoch) return std::unexpected(epoch.error());
-  auto recipe = recipe::load_recipe(request.recipe);
-  if (!recipe) return std::unexpected(recipe.error());
-  HWIMG_TRY(recipe::check_variables(*recipe));
-  auto all_variants = plan_variants(request, *recipe);
-  if (!all_variants) return std::unexpected(all_variants.error());
-  auto plans = select_variants(std::move(*all_variants), request.only);
-  if (!plans) return std::unexpected(plans.error());
-  HWIMG_TRY(check_toolkits(*plans));
+  HWIMG_TRY_ASSIGN(const auto epoch, parse_epoch(request.source_date_epoch));
+  HWIMG_TRY_ASSIGN(const auto recipe, recipe::load_recipe(request.recipe));
+  HWIMG_TRY(recipe::check_variables(recipe));
+  HWIMG_TRY_ASSIGN(auto all_variants, expand_variants(request, recipe));
+  HWIMG_TRY_ASSIGN(const auto variants, select_variants(std::move(all_variants), request.only));
+  HWIMG_TRY(check_toolkits(variants));
 
   // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
   util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), "hwimg-build-", "hwimg-build-");
-  const bool progress = ::isatty(STDOUT_FILENO) != 0;
-  BuildSettings settings{request.compression, *epoch, request.verbosity};
+  const BuildSettings settings{request.compression, epoch, request.verbosity, request.output};
+  // Read once for the build cache; opened for writing (created, and cleaned of what killed writers
+  // left) only when the first variant is ready to be written.
+  const auto existing = oci::Layout::open(request.layout);
   std::mutex layout_mutex;
   std::optional<oci::Layout> layout;
   const LayoutProvider provide_layout = [&]() -> Result<oci::Layout> {
     std::lock_guard lock(layout_mutex);
     if (!layout) {
-      auto opened = oci::Layout::open(request.output, oci::OpenMode::create);
-      if (!opened) return std::unexpected(opened.error());
-      layout = std::move(*opened);
+      HWIMG_TRY_ASSIGN(layout, oci::Layout::open(request.layout, oci::OpenMode::create));
     }
     return *layout;
   };
@@ -131,32 +142,19 @@ Result<int> run_build(const BuildRequest& request) {
   const unsigned jobs = request.jobs != 0 ? request.jobs : util::default_parallelism();
   std::vector<std::future<Result<BuiltVariant>>> futures;
   {
-    util::ThreadPool pool(std::min<unsigned>(jobs, static_cast<unsigned>(plans->size())));
-    for (const auto& plan : *plans) {
-      futures.push_back(pool.submit([&, &variant = plan]() -> Result<BuiltVariant> {
-        auto key = variant_cache_key(*recipe, variant, settings, std::filesystem::absolute(request.output).lexically_normal());
-        if (!key) return std::unexpected(key.error());
-        if (auto hit = cached_variant(request.output, *key)) {
-          if (progress) fmt::print(stderr, "{}: unchanged, reusing {}\n", variant.id, hit->manifest.digest.str());
-          return *hit;
-        }
-        if (progress) fmt::print(stderr, "building {}...\n", variant.id);
-        auto built = build_variant(*recipe, variant, settings, provide_layout, memo);
-        if (built) {
-          auto layout_now = provide_layout();
-          if (!layout_now) return std::unexpected(layout_now.error());
-          HWIMG_TRY(remember_variant(*layout_now, *key, *built));
-        }
-        return built;
+    util::ThreadPool pool(std::min<unsigned>(jobs, static_cast<unsigned>(variants.size())));
+    for (const auto& variant : variants) {
+      futures.push_back(pool.submit([&]() {
+        return build_or_reuse(recipe, variant, request, settings, existing ? &*existing : nullptr, provide_layout, memo);
       }));
     }
   }
-  std::vector<BuiltVariant> built;
+  BuildReport report;
   std::vector<std::string> errors;
   for (auto& future : futures) {
     auto result = future.get();
     if (result) {
-      built.push_back(std::move(*result));
+      report.variants.push_back(std::move(*result));
     } else {
       errors.push_back(result.error().message);
     }
@@ -165,27 +163,16 @@ Result<int> run_build(const BuildRequest& request) {
     return std::unexpected(Error{util::join(errors, "\nhwimg: error: ")});
   }
 
-  if (!layout) {
-    auto opened = provide_layout();
-    if (!opened) return std::unexpected(opened.error());
+  HWIMG_TRY_ASSIGN(const auto target, provide_layout());
+  oci::Annotations index_annotations{{std::string(oci::annotation::created), rfc3339(epoch)}};
+  for (const auto& [name, value] : recipe.annotations) {
+    HWIMG_TRY_ASSIGN(index_annotations[name], recipe::substitute(value, {}));
   }
-  oci::Annotations index_annotations{{"org.opencontainers.image.created", rfc3339(*epoch)}};
-  for (const auto& [name, value] : recipe->annotations) {
-    auto text = recipe::substitute(value, {});
-    if (!text) return std::unexpected(text.error());
-    index_annotations[name] = *text;
-  }
-  auto index = write_index(*layout, request.tag, built, index_annotations,
-                           request.only.empty() ? IndexMerge::replace : IndexMerge::keep_other_variants);
-  if (!index) return std::unexpected(index.error().context("failed to write the image index"));
-
-  for (const auto& variant : built) {
-    fmt::print("{:<32} {:<20} {}{}\n", variant.id, variant.manifest.platform->str(), variant.manifest.digest.str(),
-               variant.reused ? " (unchanged)" : "");
-  }
-  fmt::print("wrote oci:{}:{} ({} variant{}, index {})\n", request.output.string(), request.tag, built.size(),
-             built.size() == 1 ? "" : "s", index->digest.str());
-  return 0;
+  HWIMG_TRY_ASSIGN(report.index,
+                   with_context(write_index(target, request.tag, report.variants, index_annotations,
+                                            request.only.empty() ? IndexMerge::replace : IndexMerge::keep_other_variants),
+                                "failed to write the image index"));
+  return report;
 }
 
 }  // namespace hwimg::build

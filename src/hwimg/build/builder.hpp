@@ -14,17 +14,24 @@ namespace hwimg::build {
 struct BuildRequest {
   std::filesystem::path recipe;
   std::optional<std::filesystem::path> matrix;  // overrides the recipe's `matrix:`
-  std::filesystem::path output;
+  std::filesystem::path layout;  // -o: the OCI image layout written
   std::string tag = "latest";
   unsigned jobs = 0;                 // variants built at once; 0: one per core
   std::vector<std::string> only;     // variant ids; empty: all
-  matrix::SkipUnsupported skip_unsupported = matrix::SkipUnsupported::no;
+  matrix::ExpandOptions expand;      // --skip-unsupported, where toolkits are
   oci::CompressionOptions compression;
   std::optional<std::string> source_date_epoch;  // the SOURCE_DATE_EPOCH text, if set
   Verbosity verbosity = Verbosity::quiet;
+  util::Output* output = &util::null_output();   // progress per variant, matrix warnings
 };
 
-[[nodiscard]] Result<int> run_build(const BuildRequest& request);
+struct BuildReport {
+  std::vector<BuiltVariant> variants;  // in matrix order
+  oci::Descriptor index;
+};
+
+// Builds every (or every --only) variant into the layout and writes the index and its tags.
+[[nodiscard]] Result<BuildReport> build_recipe(const BuildRequest& request);
 
 // Writes (or, for a partial build, merges) the multi-variant index and the tags TAG and TAG-<id>.
 enum class IndexMerge { replace, keep_other_variants };

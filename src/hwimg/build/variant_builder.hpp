@@ -10,10 +10,9 @@
 #include <optional>
 
 #include "hwimg/build/base_image.hpp"
-#include "hwimg/matrix/variant.hpp"
+#include "hwimg/build/variant_plan.hpp"
 #include "hwimg/oci/layer_writer.hpp"
-#include "hwimg/recipe/recipe.hpp"
-#include "hwimg/recipe/variables.hpp"
+#include "hwimg/util/output.hpp"
 
 namespace hwimg::build {
 
@@ -22,7 +21,8 @@ enum class Verbosity { quiet, verbose };
 struct BuildSettings {
   oci::CompressionOptions compression;
   std::int64_t source_date_epoch = 0;
-  Verbosity verbosity = Verbosity::quiet;
+  Verbosity verbosity = Verbosity::quiet;  // verbose: build steps' output goes to stderr as it comes
+  util::Output* output = &util::null_output();
 };
 
 struct BuiltVariant {
@@ -46,7 +46,7 @@ private:
 // leaves nothing behind.
 using LayoutProvider = std::function<Result<oci::Layout>()>;
 
-[[nodiscard]] Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const matrix::Variant& variant,
+[[nodiscard]] Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPlan& plan,
                                                  const BuildSettings& settings, const LayoutProvider& layout,
                                                  LayerMemo& memo);
 

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hwimg/oci/layout.hpp"
-#include "hwimg/registry/client.hpp"
+#include "hwimg/image/documents.hpp"
+#include "hwimg/oci/annotations.hpp"
 
 namespace hwimg::inspect {
 namespace {
@@ -23,39 +23,16 @@ nlohmann::json descriptor_json(const oci::Descriptor& d) {
   return {{"mediaType", d.media_type}, {"digest", d.digest.str()}, {"size", d.size}};
 }
 
-Result<VariantView> load_variant(const oci::Descriptor& descriptor, const BlobReader& read) {
-  auto bytes = read(descriptor);
-  if (!bytes) return std::unexpected(bytes.error());
-  auto manifest = oci::parse_manifest(*bytes);
-  if (!manifest) return std::unexpected(manifest.error());
-  return VariantView{descriptor, manifest->config, manifest->layers};
-}
-
 }  // namespace
 
-Result<ImageView> load_image_view(const std::string& reference, const oci::Descriptor& root, const BlobReader& read) {
-  ImageView view{reference, root, {}, {}};
-  if (oci::media_type::is_index(root.media_type)) {
-    auto bytes = read(root);
-    if (!bytes) return std::unexpected(bytes.error());
-    auto index = oci::parse_index(*bytes);
-    if (!index) return std::unexpected(index.error());
-    view.annotations = index->annotations;
-    for (const auto& d : index->manifests) {
-      if (!oci::media_type::is_manifest(d.media_type)) continue;  // nested indexes, artifacts
-      auto variant = load_variant(d, read);
-      if (!variant) return std::unexpected(variant.error());
-      view.variants.push_back(std::move(*variant));
-    }
-    return view;
+Result<ImageView> load_image_view(std::string reference, image::ImageReader& reader, const oci::Descriptor& root) {
+  ImageView view{std::move(reference), root, {}, {}};
+  HWIMG_TRY_ASSIGN(const auto images, image::list_images(reader, root, &view.annotations));
+  for (const auto& descriptor : images) {
+    HWIMG_TRY_ASSIGN(auto manifest, image::read_manifest(reader, descriptor));
+    if (!oci::media_type::is_index(root.media_type)) view.annotations = manifest.annotations;
+    view.variants.push_back(VariantView{descriptor, manifest.config, std::move(manifest.layers)});
   }
-  auto variant = load_variant(root, read);
-  if (!variant) return std::unexpected(variant.error());
-  auto bytes = read(root);
-  if (auto manifest = bytes ? oci::parse_manifest(*bytes) : std::unexpected(bytes.error())) {
-    view.annotations = manifest->annotations;
-  }
-  view.variants.push_back(std::move(*variant));
   return view;
 }
 
@@ -70,7 +47,7 @@ std::string render(const ImageView& view, Format format) {
         platform = {{"os", v.manifest.platform->os}, {"architecture", v.manifest.platform->architecture}};
         if (!v.manifest.platform->variant.empty()) platform["variant"] = v.manifest.platform->variant;
       }
-      const auto id = v.manifest.annotation("org.hwimg.variant");
+      const auto id = v.manifest.annotation(oci::annotation::variant);
       variants.push_back({{"variant", id ? nlohmann::json(*id) : nlohmann::json(nullptr)},
                           {"digest", v.manifest.digest.str()},
                           {"size", v.manifest.size},
@@ -97,11 +74,11 @@ std::string render(const ImageView& view, Format format) {
     std::int64_t total = 0;
     for (const auto& layer : v.layers) total += layer.size;
     text += fmt::format("{:<32} {:<18} sha256:{:<13} {:>7} {:>11}\n",
-                        v.manifest.annotation("org.hwimg.variant").value_or("-"),
+                        v.manifest.annotation(oci::annotation::variant).value_or("-"),
                         v.manifest.platform ? v.manifest.platform->str() : "-", v.manifest.digest.short_hex(),
                         v.layers.size(), human_size(total));
     for (const auto& [key, value] : v.manifest.annotations) {
-      if (key != "org.hwimg.variant") text += fmt::format("    {} = {}\n", key, value);
+      if (key != oci::annotation::variant) text += fmt::format("    {} = {}\n", key, value);
     }
     for (const auto& layer : v.layers) {
       text += fmt::format("    layer sha256:{} {:>11}  {}\n", layer.digest.short_hex(), human_size(layer.size),
@@ -109,46 +86,6 @@ std::string render(const ImageView& view, Format format) {
     }
   }
   return text;
-}
-
-namespace {
-
-Result<ImageView> view_layout(const std::string& reference) {
-  auto parsed = oci::parse_layout_reference(reference);
-  if (!parsed) return std::unexpected(parsed.error());
-  auto layout = oci::Layout::open(parsed->directory);
-  if (!layout) return std::unexpected(layout.error());
-  auto root = layout->resolve(parsed->tag);
-  if (!root) return std::unexpected(root.error());
-  return load_image_view(reference, *root, [&](const oci::Descriptor& d) { return layout->read_blob(d); });
-}
-
-Result<ImageView> view_registry(const std::string& text, const registry::ClientOptions& options) {
-  auto reference = registry::parse_reference(text);
-  if (!reference) return std::unexpected(reference.error());
-  auto client = registry::Client::create(options);
-  if (!client) return std::unexpected(client.error());
-  auto root = client->get_manifest(*reference);
-  if (!root) return std::unexpected(root.error());
-  const oci::Descriptor root_descriptor{root->media_type, root->digest, static_cast<std::int64_t>(root->bytes.size()),
-                                        {}, {}};
-  return load_image_view(reference->str(), root_descriptor, [&](const oci::Descriptor& d) -> Result<std::string> {
-    if (d.digest == root->digest) return root->bytes;
-    auto by_digest = *reference;
-    by_digest.digest = d.digest;
-    auto fetched = client->get_manifest(by_digest);
-    if (!fetched) return std::unexpected(fetched.error());
-    return std::move(fetched->bytes);
-  });
-}
-
-}  // namespace
-
-Result<int> run_inspect(const std::string& reference, Format format, const registry::ClientOptions& options) {
-  auto view = oci::is_layout_reference(reference) ? view_layout(reference) : view_registry(reference, options);
-  if (!view) return std::unexpected(view.error().context(fmt::format("failed to inspect {}", reference)));
-  fmt::print("{}", render(*view, format));
-  return 0;
 }
 
 }  // namespace hwimg::inspect

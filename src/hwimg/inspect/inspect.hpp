@@ -1,12 +1,11 @@
 #pragma once
 // `hwimg inspect`: an image index, its variants with platform and annotations, layers and sizes.
 
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "hwimg/image/reader.hpp"
 #include "hwimg/oci/documents.hpp"
-#include "hwimg/registry/options.hpp"
 
 namespace hwimg::inspect {
 
@@ -25,16 +24,9 @@ struct ImageView {
   std::vector<VariantView> variants;
 };
 
-// Reads a blob (manifest, index) named by a descriptor, verifying it.
-using BlobReader = std::function<Result<std::string>(const oci::Descriptor&)>;
-
-[[nodiscard]] Result<ImageView> load_image_view(const std::string& reference, const oci::Descriptor& root,
-                                                const BlobReader& read);
+// Reads the index (or manifest) `root` and every variant manifest; no config or layer.
+[[nodiscard]] Result<ImageView> load_image_view(std::string reference, image::ImageReader& reader,
+                                                const oci::Descriptor& root);
 [[nodiscard]] std::string render(const ImageView& view, Format format);
-
-// Entry point of the command: a layout (oci:DIR[:TAG]) or a registry reference, read with `options`
-// (one GET of the index and one per variant manifest; no layer is downloaded).
-[[nodiscard]] Result<int> run_inspect(const std::string& reference, Format format,
-                                      const registry::ClientOptions& options);
 
 }  // namespace hwimg::inspect

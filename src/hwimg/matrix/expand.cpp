@@ -8,9 +8,12 @@
 #include "hwimg/hw/cpu_targets.hpp"
 #include "hwimg/hw/gpu_flags.hpp"
 #include "hwimg/hw/nvidia_require.hpp"
+#include "hwimg/oci/annotations.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::matrix {
+
+namespace key = oci::annotation;
 
 namespace {
 
@@ -74,7 +77,8 @@ struct Unsupported {
 
 class VariantBuilder {
 public:
-  VariantBuilder(const MatrixFile& file, hw::CudaVersion gcc) : m_file(file), m_gcc(gcc) {}
+  VariantBuilder(const MatrixFile& file, hw::CudaVersion gcc, std::filesystem::path cuda_root)
+      : m_file(file), m_gcc(gcc), m_cuda_root(std::move(cuda_root)) {}
 
   // The variant, or why it cannot be built; hard errors (not skippable) go to `errors`.
   std::optional<Variant> build(const MatrixCell& cell, std::vector<Unsupported>& unsupported,
@@ -165,7 +169,7 @@ private:
   std::filesystem::path cuda_home(const MatrixCell& cell, hw::CudaVersion version) const {
     const auto* value = value_of(cell, "cuda_home");
     if (!value && !m_file.cuda_home) {
-      return default_cuda_home(version);
+      return m_cuda_root / fmt::format("cuda-{}", version.str());
     }
     auto text = (value ? *value : *m_file.cuda_home).text;
     for (std::size_t at; (at = text.find("${cuda.version}")) != std::string::npos;) {
@@ -186,18 +190,18 @@ private:
 
   static void finish(Variant& variant) {
     auto& a = variant.annotations;
-    a[std::string(variant_annotation)] = variant.id;
-    a[std::string(cpu_level_annotation)] = variant.cpu_level;
+    a[std::string(key::variant)] = variant.id;
+    a[std::string(key::cpu_level)] = variant.cpu_level;
     if (!variant.cpu_target.empty()) {
-      a[std::string(cpu_target_annotation)] = variant.cpu_target;
+      a[std::string(key::cpu_target)] = variant.cpu_target;
     }
     if (!variant.cpu_features.empty()) {
-      a[std::string(cpu_features_annotation)] = util::join(variant.cpu_features, ",");
+      a[std::string(key::cpu_features)] = util::join(variant.cpu_features, ",");
     }
     const auto targets = hw::join_target_names(variant.gpu_targets);
     if (variant.uses_gpu()) {
-      a[std::string(cuda_version_annotation)] = variant.cuda->str();
-      a[std::string(gpu_targets_annotation)] = targets;
+      a[std::string(key::cuda_version)] = variant.cuda->str();
+      a[std::string(key::gpu_targets)] = targets;
     }
     variant.variables = {
         {"variant", variant.id},
@@ -214,6 +218,7 @@ private:
 
   const MatrixFile& m_file;
   hw::CudaVersion m_gcc;
+  std::filesystem::path m_cuda_root;
 };
 
 std::vector<Combination> combine_axes(const MatrixFile& file) {
@@ -285,7 +290,8 @@ void apply_include(const MatrixFile& file, std::vector<Combination>& combination
 
 }  // namespace
 
-MatrixReport expand_matrix(const MatrixFile& file, SkipUnsupported skip) {
+MatrixReport expand_matrix(const MatrixFile& file, const ExpandOptions& options) {
+  const auto skip = options.skip;
   MatrixReport report;
   report.errors = file.errors;
   auto combinations = combine_axes(file);
@@ -296,7 +302,7 @@ MatrixReport expand_matrix(const MatrixFile& file, SkipUnsupported skip) {
   }
 
   const auto gcc = hw::parse_cuda_version(file.gcc ? file.gcc->text : std::string(default_gcc_version));
-  const VariantBuilder builder(file, gcc.value_or(hw::CudaVersion{12, 2}));
+  const VariantBuilder builder(file, gcc.value_or(hw::CudaVersion{12, 2}), options.cuda_root);
   std::map<std::string, SourcePosition, std::less<>> seen;
   for (const auto& combination : combinations) {
     if (!all_valid(combination.cell)) {
@@ -329,16 +335,16 @@ MatrixReport expand_matrix(const MatrixFile& file, SkipUnsupported skip) {
   return report;
 }
 
-Result<MatrixReport> check_matrix(const std::filesystem::path& path, SkipUnsupported skip) {
+Result<MatrixReport> check_matrix(const std::filesystem::path& path, const ExpandOptions& options) {
   auto file = read_matrix_file(path);
   if (!file) {
     return std::unexpected(file.error().context(fmt::format("failed to load matrix {}", path.string())));
   }
-  return expand_matrix(*file, skip);
+  return expand_matrix(*file, options);
 }
 
-Result<MatrixExpansion> load_matrix(const std::filesystem::path& path, SkipUnsupported skip) {
-  auto report = check_matrix(path, skip);
+Result<MatrixExpansion> load_matrix(const std::filesystem::path& path, const ExpandOptions& options) {
+  auto report = check_matrix(path, options);
   if (!report) {
     return std::unexpected(report.error());
   }
@@ -347,6 +353,18 @@ Result<MatrixExpansion> load_matrix(const std::filesystem::path& path, SkipUnsup
                 report->errors.size() == 1 ? "" : "s", util::join(report->errors, "\n"));
   }
   return MatrixExpansion{std::move(report->variants), std::move(report->warnings)};
+}
+
+Result<Variant> portable_variant(hw::CpuArch arch) {
+  MatrixFile file;
+  file.path = "(portable variant)";
+  const std::string cpu = arch == hw::CpuArch::arm64 ? "aarch64" : "x86-64-v1";
+  file.axes.push_back({"cpu", {MatrixValue{cpu, {cpu}, {}, true}}});
+  auto report = expand_matrix(file, {});
+  if (!report.errors.empty() || report.variants.size() != 1) {
+    return fail("failed to plan the portable variant: {}", util::join(report.errors, "; "));
+  }
+  return std::move(report.variants.front());
 }
 
 }  // namespace hwimg::matrix

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hwimg/hw/cpu_targets.hpp"
 #include "hwimg/matrix/matrix_file.hpp"
 #include "hwimg/matrix/variant.hpp"
 #include "hwimg/util/error.hpp"
@@ -15,6 +16,12 @@ namespace hwimg::matrix {
 
 // Whether combinations the toolkits or compilers cannot build are errors or dropped with a warning.
 enum class SkipUnsupported { no, yes };
+
+struct ExpandOptions {
+  SkipUnsupported skip = SkipUnsupported::no;
+  // Where a toolkit is unless the matrix says otherwise: this followed by "cuda-X.Y".
+  std::filesystem::path cuda_root = "/usr/local";
+};
 
 // GCC version `${cpu.march}` is written for when the matrix has no `gcc` key (Debian 12's).
 inline constexpr std::string_view default_gcc_version = "12.2";
@@ -25,10 +32,10 @@ struct MatrixReport {
   std::vector<std::string> errors;    // every error, "file:line:column: ..."
 };
 
-[[nodiscard]] MatrixReport expand_matrix(const MatrixFile& file, SkipUnsupported skip);
+[[nodiscard]] MatrixReport expand_matrix(const MatrixFile& file, const ExpandOptions& options);
 
 // Reads and expands; fails only when the file cannot be read.
-[[nodiscard]] Result<MatrixReport> check_matrix(const std::filesystem::path& path, SkipUnsupported skip);
+[[nodiscard]] Result<MatrixReport> check_matrix(const std::filesystem::path& path, const ExpandOptions& options);
 
 struct MatrixExpansion {
   std::vector<Variant> variants;
@@ -36,6 +43,10 @@ struct MatrixExpansion {
 };
 
 // What the builder calls: the variants, or one error listing each problem on its own line.
-[[nodiscard]] Result<MatrixExpansion> load_matrix(const std::filesystem::path& path, SkipUnsupported skip);
+[[nodiscard]] Result<MatrixExpansion> load_matrix(const std::filesystem::path& path,
+                                                 const ExpandOptions& options);
+
+// The one variant a recipe without a matrix builds: the baseline of `arch`.
+[[nodiscard]] Result<Variant> portable_variant(hw::CpuArch arch);
 
 }  // namespace hwimg::matrix

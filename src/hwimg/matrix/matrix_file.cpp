@@ -9,6 +9,7 @@
 #include "hwimg/hw/cpu_targets.hpp"
 #include "hwimg/hw/cuda_release.hpp"
 #include "hwimg/hw/gpu_target.hpp"
+#include "hwimg/recipe/detail/yaml_reader.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -25,11 +26,8 @@ std::vector<std::string> strings_of(std::span<const std::string_view> names) {
 }
 
 SourcePosition position_of(const YAML::Node& node) {
-  const auto mark = node.Mark();
-  if (mark.is_null()) {
-    return {};
-  }
-  return {mark.line + 1, mark.column + 1};
+  const auto at = recipe::yaml::location_of(node, {});
+  return {at.line, at.column};
 }
 
 std::string_view type_name(const YAML::Node& node) {

@@ -1,7 +1,6 @@
 #include "hwimg/matrix/variant.hpp"
 
 #include <cctype>
-#include <cstdlib>
 #include <system_error>
 
 #include <unistd.h>
@@ -29,12 +28,6 @@ std::map<std::string, std::string> build_environment(const Variant& variant, con
     environment["CUDA_HOME"] = variant.cuda_home.string();
   }
   return environment;
-}
-
-std::filesystem::path default_cuda_home(hw::CudaVersion version) {
-  const char* root = std::getenv("HWIMG_CUDA_ROOT");
-  const std::filesystem::path base = root && *root ? root : "/usr/local";
-  return base / fmt::format("cuda-{}", version.str());
 }
 
 Result<Toolkit> resolve_toolkit(const Variant& variant) {

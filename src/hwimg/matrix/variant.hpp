@@ -14,13 +14,6 @@
 
 namespace hwimg::matrix {
 
-inline constexpr std::string_view variant_annotation = "org.hwimg.variant";
-inline constexpr std::string_view cuda_version_annotation = "org.hwimg.cuda.version";
-inline constexpr std::string_view gpu_targets_annotation = "org.hwimg.gpu.targets";
-inline constexpr std::string_view cpu_level_annotation = "org.hwimg.cpu.level";
-inline constexpr std::string_view cpu_target_annotation = "org.hwimg.cpu.target";
-inline constexpr std::string_view cpu_features_annotation = "org.hwimg.cpu.features";
-
 struct Variant {
   std::string id;                          // "cuda13.0-sm90-x86-64-v3", "cpu-x86-64-v2"
   std::optional<hw::CudaVersion> cuda;     // absent for CPU-only variants
@@ -30,7 +23,7 @@ struct Variant {
   std::vector<std::string> cpu_features;   // instruction-set features the target adds over its level
   std::string cpu_march;                   // GCC flags for the matrix's GCC version
   oci::Platform platform;                  // linux/amd64 with v2..v4 (none for v1), or linux/arm64
-  oci::Annotations annotations;            // the org.hwimg.* pairs of DESIGN.md section 3
+  oci::Annotations annotations;            // the org.hwimg.* pairs (oci/annotations.hpp)
   std::string nvidia_require_cuda;         // NVIDIA_REQUIRE_CUDA; empty for CPU-only variants
   std::filesystem::path cuda_home;         // where the toolkit should be; checked by resolve_toolkit
   // ${...} values of DESIGN.md section 2a except `out`: variant, cuda.version, cuda.home,
@@ -57,9 +50,5 @@ struct Toolkit {
 // Finds the CUDA toolkit a GPU variant builds with, at `variant.cuda_home`; the error names where
 // it looked. Called only when the variant is built, so `hwimg matrix` works without toolkits.
 [[nodiscard]] Result<Toolkit> resolve_toolkit(const Variant& variant);
-
-// Where a toolkit is unless the matrix says otherwise: $HWIMG_CUDA_ROOT (default /usr/local)
-// followed by "cuda-X.Y".
-[[nodiscard]] std::filesystem::path default_cuda_home(hw::CudaVersion version);
 
 }  // namespace hwimg::matrix

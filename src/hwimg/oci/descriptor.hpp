@@ -7,6 +7,7 @@
 #include <string>
 
 #include "hwimg/oci/digest.hpp"
+#include "hwimg/util/error.hpp"
 
 namespace hwimg::oci {
 
@@ -36,5 +37,17 @@ struct Descriptor {
   [[nodiscard]] std::optional<std::string> annotation(std::string_view key) const;
   [[nodiscard]] std::optional<std::string> ref_name() const { return annotation(ref_name_annotation); }
 };
+
+// Indexes and manifests larger than this are refused (the distribution registry's own limit).
+inline constexpr std::size_t max_manifest_size = std::size_t{4} << 20;
+// Image configs are small; this bounds what a hostile source can make us hold.
+inline constexpr std::size_t max_config_size = std::size_t{16} << 20;
+
+// The largest document `descriptor` may name in memory: an index or manifest, else a config.
+[[nodiscard]] std::size_t document_limit(const Descriptor& descriptor);
+
+// Checks bytes read for `descriptor` from `source` against its size and digest.
+[[nodiscard]] Result<void> verify_content(const Descriptor& descriptor, std::string_view bytes,
+                                          std::string_view source);
 
 }  // namespace hwimg::oci

@@ -131,14 +131,7 @@ Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
     return fail("failed to read blob {} from {}: {}", descriptor.digest.str(), m_root.string(),
                 data.error().message);
   }
-  if (static_cast<std::int64_t>(data->size()) != descriptor.size) {
-    return fail("failed to read blob {} from {}: size is {} bytes, descriptor says {}", descriptor.digest.str(),
-                m_root.string(), data->size(), descriptor.size);
-  }
-  if (const auto actual = Digest::sha256_of(*data); actual != descriptor.digest) {
-    return fail("failed to read blob {} from {}: digest mismatch, content hashes to {}", descriptor.digest.str(),
-                m_root.string(), actual.str());
-  }
+  HWIMG_TRY(verify_content(descriptor, *data, m_root.string()));
   return data;
 }
 
@@ -196,9 +189,16 @@ Result<LayoutReference> parse_layout_reference(std::string_view text) {
   if (!is_layout_reference(text)) {
     return fail("failed to parse layout reference \"{}\": expected oci:DIR[:TAG]", text);
   }
-  const auto rest = text.substr(4);
-  const auto colon = rest.find(':');
-  LayoutReference ref{fs::path(std::string(rest.substr(0, colon))), {}};
+  auto rest = text.substr(4);
+  LayoutReference ref;
+  if (const auto at = rest.rfind("@sha256:"); at != std::string_view::npos) {
+    auto digest = Digest::parse(rest.substr(at + 1));
+    if (!digest) return fail("failed to parse layout reference \"{}\": {}", text, digest.error().message);
+    ref.digest = *digest;
+    rest = rest.substr(0, at);
+  }
+  const auto colon = ref.digest ? std::string_view::npos : rest.find(':');
+  ref.directory = fs::path(std::string(rest.substr(0, colon)));
   if (colon != std::string_view::npos) {
     ref.tag = std::string(rest.substr(colon + 1));
   }
@@ -206,7 +206,7 @@ Result<LayoutReference> parse_layout_reference(std::string_view text) {
     return fail("failed to parse layout reference \"{}\": empty directory", text);
   }
   if (!ref.tag.empty()) {
-    if (auto r = validate_tag(ref.tag); !r) return std::unexpected(r.error());
+    HWIMG_TRY(validate_tag(ref.tag));
   }
   return ref;
 }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -47,10 +48,12 @@ private:
   std::filesystem::path m_root;
 };
 
-// "oci:DIR[:TAG]" split as skopeo does: at the first ':' after the prefix.
+// "oci:DIR[:TAG]" split as skopeo does, at the first ':' after the prefix; or "oci:DIR@sha256:..."
+// for an image of the layout by digest (what `hwimg select` prints for an untagged variant).
 struct LayoutReference {
   std::filesystem::path directory;
   std::string tag;
+  std::optional<Digest> digest;
 };
 [[nodiscard]] bool is_layout_reference(std::string_view text);
 [[nodiscard]] Result<LayoutReference> parse_layout_reference(std::string_view text);

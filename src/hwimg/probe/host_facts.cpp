@@ -84,13 +84,6 @@ private:
   std::string m_file_name;
 };
 
-#define HWIMG_TRY_ASSIGN(target, expression)   \
-  auto target##_result = (expression);  \
-  if (!target##_result) {               \
-    return std::unexpected(target##_result.error()); \
-  }                                     \
-  auto target = std::move(*target##_result)
-
 bool is_version_text(std::string_view text) {
   const auto parts = util::split(text, '.');
   return parts.size() >= 2 && std::ranges::all_of(parts, [](const std::string& part) {
@@ -100,7 +93,7 @@ bool is_version_text(std::string_view text) {
 
 Result<CpuFacts> read_cpu(const Reader& reader, const json& cpu) {
   CpuFacts facts;
-  HWIMG_TRY_ASSIGN(arch, reader.string(cpu, "arch", "cpu.arch"));
+  HWIMG_TRY_ASSIGN(auto arch, reader.string(cpu, "arch", "cpu.arch"));
   if (!arch) {
     return reader.error("cpu.arch", "missing (expected \"amd64\" or \"arm64\")");
   }
@@ -109,22 +102,22 @@ Result<CpuFacts> read_cpu(const Reader& reader, const json& cpu) {
     return reader.error("cpu.arch", "unknown architecture \"{}\" (expected \"amd64\" or \"arm64\")", *arch);
   }
   facts.arch = *parsed_arch;
-  HWIMG_TRY_ASSIGN(vendor, reader.string(cpu, "vendor", "cpu.vendor"));
+  HWIMG_TRY_ASSIGN(auto vendor, reader.string(cpu, "vendor", "cpu.vendor"));
   facts.vendor = vendor.value_or("");
-  HWIMG_TRY_ASSIGN(model_name, reader.string(cpu, "model_name", "cpu.model_name"));
+  HWIMG_TRY_ASSIGN(auto model_name, reader.string(cpu, "model_name", "cpu.model_name"));
   facts.model_name = model_name.value_or("");
-  HWIMG_TRY_ASSIGN(family, reader.integer(cpu, "family", "cpu.family"));
-  HWIMG_TRY_ASSIGN(model, reader.integer(cpu, "model", "cpu.model"));
+  HWIMG_TRY_ASSIGN(auto family, reader.integer(cpu, "family", "cpu.family"));
+  HWIMG_TRY_ASSIGN(auto model, reader.integer(cpu, "model", "cpu.model"));
   if (family) {
     facts.family = static_cast<int>(*family);
   }
   if (model) {
     facts.model = static_cast<int>(*model);
   }
-  HWIMG_TRY_ASSIGN(features, reader.strings(cpu, "features", "cpu.features"));
+  HWIMG_TRY_ASSIGN(auto features, reader.strings(cpu, "features", "cpu.features"));
   const auto canonical = hw::make_feature_set(features);
   facts.features.assign(canonical.begin(), canonical.end());
-  HWIMG_TRY_ASSIGN(level, reader.string(cpu, "level", "cpu.level"));
+  HWIMG_TRY_ASSIGN(auto level, reader.string(cpu, "level", "cpu.level"));
   if (level) {
     facts.level = hw::parse_x86_level(*level);
     if (!facts.level || facts.arch != hw::CpuArch::amd64) {
@@ -132,7 +125,7 @@ Result<CpuFacts> read_cpu(const Reader& reader, const json& cpu) {
                           hw::cpu_arch_name(facts.arch));
     }
   }
-  HWIMG_TRY_ASSIGN(microarch, reader.string(cpu, "microarch", "cpu.microarch"));
+  HWIMG_TRY_ASSIGN(auto microarch, reader.string(cpu, "microarch", "cpu.microarch"));
   if (microarch) {
     const auto* target = hw::find_cpu_target(*microarch);
     if (target == nullptr || target->arch != facts.arch) {
@@ -151,20 +144,20 @@ Result<GpuFacts> read_gpu(const Reader& reader, const json& gpu, std::size_t pos
     return reader.error(fmt::format("nvidia.gpus[{}]", position), "expected an object");
   }
   GpuFacts facts;
-  HWIMG_TRY_ASSIGN(index, reader.integer(gpu, "index", key("index")));
+  HWIMG_TRY_ASSIGN(auto index, reader.integer(gpu, "index", key("index")));
   facts.index = static_cast<int>(index.value_or(static_cast<std::int64_t>(position)));
-  HWIMG_TRY_ASSIGN(uuid, reader.string(gpu, "uuid", key("uuid")));
+  HWIMG_TRY_ASSIGN(auto uuid, reader.string(gpu, "uuid", key("uuid")));
   facts.uuid = uuid.value_or("");
-  HWIMG_TRY_ASSIGN(name, reader.string(gpu, "name", key("name")));
+  HWIMG_TRY_ASSIGN(auto name, reader.string(gpu, "name", key("name")));
   facts.name = name.value_or("");
-  HWIMG_TRY_ASSIGN(capability, reader.string(gpu, "compute_capability", key("compute_capability")));
+  HWIMG_TRY_ASSIGN(auto capability, reader.string(gpu, "compute_capability", key("compute_capability")));
   if (capability && !is_version_text(*capability)) {
     return reader.error(key("compute_capability"), "expected a version such as \"9.0\", got \"{}\"", *capability);
   }
   facts.compute_capability = capability;
-  HWIMG_TRY_ASSIGN(brand, reader.string(gpu, "brand", key("brand")));
+  HWIMG_TRY_ASSIGN(auto brand, reader.string(gpu, "brand", key("brand")));
   facts.brand = brand;
-  HWIMG_TRY_ASSIGN(memory, reader.integer(gpu, "memory_mib", key("memory_mib")));
+  HWIMG_TRY_ASSIGN(auto memory, reader.integer(gpu, "memory_mib", key("memory_mib")));
   if (memory) {
     if (*memory < 0) {
       return reader.error(key("memory_mib"), "expected a non-negative integer");
@@ -176,17 +169,17 @@ Result<GpuFacts> read_gpu(const Reader& reader, const json& gpu, std::size_t pos
 
 Result<NvidiaFacts> read_nvidia(const Reader& reader, const json& nvidia) {
   NvidiaFacts facts;
-  HWIMG_TRY_ASSIGN(driver, reader.string(nvidia, "driver_version", "nvidia.driver_version"));
+  HWIMG_TRY_ASSIGN(auto driver, reader.string(nvidia, "driver_version", "nvidia.driver_version"));
   if (driver && !is_version_text(*driver)) {
     return reader.error("nvidia.driver_version", "expected a version such as \"580.65.06\", got \"{}\"", *driver);
   }
   facts.driver_version = driver;
-  HWIMG_TRY_ASSIGN(cuda, reader.string(nvidia, "cuda_driver_version", "nvidia.cuda_driver_version"));
+  HWIMG_TRY_ASSIGN(auto cuda, reader.string(nvidia, "cuda_driver_version", "nvidia.cuda_driver_version"));
   if (cuda && !is_version_text(*cuda)) {
     return reader.error("nvidia.cuda_driver_version", "expected a version such as \"13.0\", got \"{}\"", *cuda);
   }
   facts.cuda_driver_version = cuda;
-  HWIMG_TRY_ASSIGN(source, reader.string(nvidia, "source", "nvidia.source"));
+  HWIMG_TRY_ASSIGN(auto source, reader.string(nvidia, "source", "nvidia.source"));
   facts.source = source.value_or("");
   const auto gpus = nvidia.find("gpus");
   if (gpus != nvidia.end() && !gpus->is_null()) {
@@ -194,7 +187,7 @@ Result<NvidiaFacts> read_nvidia(const Reader& reader, const json& nvidia) {
       return reader.error("nvidia.gpus", "expected an array of objects");
     }
     for (std::size_t i = 0; i < gpus->size(); ++i) {
-      HWIMG_TRY_ASSIGN(gpu, read_gpu(reader, (*gpus)[i], i));
+      HWIMG_TRY_ASSIGN(auto gpu, read_gpu(reader, (*gpus)[i], i));
       facts.gpus.push_back(std::move(gpu));
     }
   }
@@ -249,37 +242,37 @@ std::string to_json(const HostFacts& facts) {
 }
 
 Result<HostFacts> parse_host_facts(std::string_view text, std::string_view file_name) {
-  HWIMG_TRY_ASSIGN(root, parse_json(text, file_name));
+  HWIMG_TRY_ASSIGN(auto root, parse_json(text, file_name));
   const Reader reader{std::string(file_name)};
   if (!root.is_object()) {
     return reader.error("(top level)", "expected an object");
   }
-  HWIMG_TRY_ASSIGN(schema, reader.integer(root, "schema", "schema"));
+  HWIMG_TRY_ASSIGN(auto schema, reader.integer(root, "schema", "schema"));
   if (schema && *schema != 1) {
     return reader.error("schema", "unsupported version {} (this hwimg reads 1)", *schema);
   }
   HostFacts facts;
-  HWIMG_TRY_ASSIGN(os, reader.string(root, "os", "os"));
+  HWIMG_TRY_ASSIGN(auto os, reader.string(root, "os", "os"));
   facts.os = os.value_or("linux");
   const auto cpu = root.find("cpu");
   if (cpu == root.end() || !cpu->is_object()) {
     return reader.error("cpu", "{}", cpu == root.end() ? "missing" : "expected an object");
   }
-  HWIMG_TRY_ASSIGN(cpu_facts, read_cpu(reader, *cpu));
+  HWIMG_TRY_ASSIGN(auto cpu_facts, read_cpu(reader, *cpu));
   facts.cpu = std::move(cpu_facts);
   const auto nvidia = root.find("nvidia");
   if (nvidia != root.end() && !nvidia->is_null()) {
     if (!nvidia->is_object()) {
       return reader.error("nvidia", "expected an object or null");
     }
-    HWIMG_TRY_ASSIGN(nvidia_facts, read_nvidia(reader, *nvidia));
+    HWIMG_TRY_ASSIGN(auto nvidia_facts, read_nvidia(reader, *nvidia));
     facts.nvidia = std::move(nvidia_facts);
   }
   return facts;
 }
 
 Result<NvidiaFacts> parse_nvidia_facts(std::string_view text, std::string_view file_name) {
-  HWIMG_TRY_ASSIGN(root, parse_json(text, file_name));
+  HWIMG_TRY_ASSIGN(auto root, parse_json(text, file_name));
   const Reader reader{std::string(file_name)};
   if (!root.is_object()) {
     return reader.error("nvidia", "expected an object");

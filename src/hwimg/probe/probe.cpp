@@ -1,8 +1,6 @@
 #include "hwimg/probe/probe.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 #include <vector>
@@ -26,18 +24,6 @@ namespace {
 
 using json = nlohmann::json;
 using Query = std::function<Result<NvidiaFacts>(const StepLog&)>;
-
-const char* environment(const char* name) {
-  return std::getenv(name);
-}
-
-bool is_cuda_version(std::string_view text) {
-  const auto dot = text.find('.');
-  const auto digits = [](std::string_view part) {
-    return !part.empty() && std::ranges::all_of(part, [](char c) { return c >= '0' && c <= '9'; });
-  };
-  return dot != std::string_view::npos && digits(text.substr(0, dot)) && digits(text.substr(dot + 1));
-}
 
 // Runs one library query in a child; the child answers {"log": [...], "error": "..."} or
 // {"log": [...], "nvidia": {...}}.
@@ -144,42 +130,6 @@ std::optional<NvidiaFacts> probe_libraries(const ProbeOptions& options, const St
 
 }  // namespace
 
-Result<ProbeOptions> ProbeOptions::from_environment() {
-  ProbeOptions options;
-  if (const char* value = environment("HWIMG_PROC_ROOT"); value != nullptr && *value != '\0') {
-    options.proc_root = value;
-  }
-  if (const char* value = environment("HWIMG_SYS_ROOT"); value != nullptr && *value != '\0') {
-    options.sys_root = value;
-  }
-  if (const char* value = environment("HWIMG_NVML_LIBRARY"); value != nullptr && *value != '\0') {
-    options.nvml_library = value;
-  }
-  if (const char* value = environment("HWIMG_CUDA_LIBRARY"); value != nullptr && *value != '\0') {
-    options.cuda_library = value;
-  }
-  if (const char* value = environment("HWIMG_OVERRIDE_CUDA"); value != nullptr) {
-    if (*value != '\0' && !is_cuda_version(value)) {
-      return fail_usage("failed to read HWIMG_OVERRIDE_CUDA: expected a CUDA version such as \"12.4\" or "
-                        "nothing, got \"{}\"",
-                        value);
-    }
-    options.cuda_override = value;
-  }
-  if (const char* value = environment("HWIMG_CUDA_PROBE_TIMEOUT_MS"); value != nullptr && *value != '\0') {
-    const std::string_view text = value;
-    long milliseconds = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), milliseconds);
-    if (ec != std::errc() || end != text.data() + text.size() || milliseconds <= 0) {
-      return fail_usage("failed to read HWIMG_CUDA_PROBE_TIMEOUT_MS: expected a positive number of "
-                        "milliseconds, got \"{}\"",
-                        text);
-    }
-    options.library_timeout = std::chrono::milliseconds(milliseconds);
-  }
-  return options;
-}
-
 CpuFacts probe_cpu([[maybe_unused]] const ProbeOptions& options) {
 #if defined(__x86_64__)
   return decode_x86(read_cpuid());
@@ -192,11 +142,7 @@ CpuFacts probe_cpu([[maybe_unused]] const ProbeOptions& options) {
 }
 
 std::optional<NvidiaFacts> probe_nvidia(const ProbeOptions& options) {
-  const StepLog log = [&](std::string_view line) {
-    if (options.log) {
-      options.log(line);
-    }
-  };
+  const StepLog log = [&](std::string_view line) { options.output->log(fmt::format("probe: {}", line)); };
   if (options.cuda_override && options.cuda_override->empty()) {
     log("nvidia: HWIMG_OVERRIDE_CUDA is empty: no CUDA, nothing probed");
     return std::nullopt;
@@ -231,11 +177,11 @@ std::optional<NvidiaFacts> probe_nvidia(const ProbeOptions& options) {
 Result<HostFacts> probe_host(const ProbeOptions& options) {
   HostFacts facts;
   facts.cpu = probe_cpu(options);
-  if (options.log) {
-    options.log(fmt::format("cpu: {} {}, {}, {} features", facts.cpu.vendor, facts.cpu.model_name,
-                            facts.cpu.microarch.value_or(facts.cpu.level ? hw::x86_level_name(*facts.cpu.level)
-                                                                         : std::string("no named target")),
-                            facts.cpu.features.size()));
+  if (options.output->logging()) {
+    options.output->log(fmt::format("probe: cpu: {} {}, {}, {} features", facts.cpu.vendor, facts.cpu.model_name,
+                                    facts.cpu.microarch.value_or(facts.cpu.level ? hw::x86_level_name(*facts.cpu.level)
+                                                                                 : std::string("no named target")),
+                                    facts.cpu.features.size()));
   }
   facts.nvidia = probe_nvidia(options);
   return facts;

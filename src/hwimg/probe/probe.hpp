@@ -5,16 +5,17 @@
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "hwimg/probe/host_facts.hpp"
 #include "hwimg/util/error.hpp"
+#include "hwimg/util/output.hpp"
 
 namespace hwimg::probe {
 
+// The seams tests and users control; commands/environment.cpp fills them from HWIMG_* variables.
 struct ProbeOptions {
   std::filesystem::path proc_root = "/proc";        // HWIMG_PROC_ROOT
   std::filesystem::path sys_root = "/sys";          // HWIMG_SYS_ROOT
@@ -24,10 +25,7 @@ struct ProbeOptions {
   // the CUDA driver version (and reports it even without a driver).
   std::optional<std::string> cuda_override;
   std::chrono::milliseconds library_timeout{5000};  // HWIMG_CUDA_PROBE_TIMEOUT_MS, per library
-  std::function<void(std::string_view)> log;        // each step's outcome (--verbose); may be empty
-
-  // Defaults with the HWIMG_* overrides of the environment applied.
-  [[nodiscard]] static Result<ProbeOptions> from_environment();
+  util::Output* output = &util::null_output();      // logs each step's outcome (--verbose)
 };
 
 [[nodiscard]] CpuFacts probe_cpu(const ProbeOptions& options);

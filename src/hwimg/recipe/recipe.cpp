@@ -1,6 +1,6 @@
 #include "hwimg/recipe/recipe.hpp"
 
-#include "hwimg/recipe/yaml_reader.hpp"
+#include "hwimg/recipe/detail/yaml_reader.hpp"
 #include "hwimg/util/files.hpp"
 
 namespace hwimg::recipe {

@@ -1,4 +1,4 @@
-#include "hwimg/recipe/yaml_reader.hpp"
+#include "hwimg/recipe/detail/yaml_reader.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "hwimg/registry/blob_locations.hpp"
+#include "hwimg/registry/detail/blob_locations.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "hwimg/registry/challenge.hpp"
+#include "hwimg/registry/detail/challenge.hpp"
 
 #include <algorithm>
 

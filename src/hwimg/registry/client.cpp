@@ -7,8 +7,8 @@
 
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
-#include "hwimg/registry/push.hpp"
-#include "hwimg/registry/session.hpp"
+#include "hwimg/registry/detail/push.hpp"
+#include "hwimg/registry/detail/session.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::registry {
@@ -68,10 +68,10 @@ Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
   if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
   Request request{Method::get, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
   request.headers.push_back(manifest_accept_header());
-  request.max_response_body = max_manifest_size;
+  request.max_response_body = oci::max_manifest_size;
   auto response = m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe);
   if (response && response->failure == TransportFailure::too_large) {
-    return fail("failed to {}: the manifest is larger than the {} MiB limit", what, max_manifest_size >> 20);
+    return fail("failed to {}: the manifest is larger than the {} MiB limit", what, oci::max_manifest_size >> 20);
   }
   response = expect_status(std::move(response), {200}, what);
   if (!response) return std::unexpected(response.error());
@@ -105,8 +105,8 @@ Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
 
 Result<oci::Digest> Client::put_manifest(const Reference& ref, std::string_view bytes, std::string_view media_type) {
   const auto what = fmt::format("put manifest {}", ref.str());
-  if (bytes.size() > max_manifest_size) {
-    return fail("failed to {}: it is larger than the {} MiB limit", what, max_manifest_size >> 20);
+  if (bytes.size() > oci::max_manifest_size) {
+    return fail("failed to {}: it is larger than the {} MiB limit", what, oci::max_manifest_size >> 20);
   }
   if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
   Request request{Method::put, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};

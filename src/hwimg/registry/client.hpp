@@ -20,9 +20,6 @@
 
 namespace hwimg::registry {
 
-// Manifests and indexes larger than this are refused (distribution's own limit).
-inline constexpr std::size_t max_manifest_size = std::size_t{4} << 20;
-
 struct FetchedManifest {
   std::string bytes;       // exactly as served; their sha256 is `digest`
   std::string media_type;  // one of the OCI or Docker manifest/index types
@@ -50,7 +47,7 @@ public:
   ~Client();
 
   // GET of a manifest or index by tag or digest, with every OCI and Docker type in Accept; the
-  // size (≤ 4 MiB), the digest (against the reference and Docker-Content-Digest), the JSON and
+  // size (≤ oci::max_manifest_size), the digest (against the reference and Docker-Content-Digest), the JSON and
   // the media type are checked.
   [[nodiscard]] Result<FetchedManifest> get_manifest(const Reference& reference);
   // PUT of exact bytes to the reference's tag (or digest); returns their digest.

@@ -96,12 +96,6 @@ Result<std::optional<Credentials>> from_auth_entry(const json& entry, const std:
 
 }  // namespace
 
-fs::path default_docker_config_dir() {
-  if (const char* dir = std::getenv("DOCKER_CONFIG"); dir != nullptr && *dir != '\0') return dir;
-  const char* home = std::getenv("HOME");
-  return fs::path(home != nullptr ? home : "/") / ".docker";
-}
-
 std::string credential_key(std::string_view registry) {
   if (registry == "docker.io" || registry == "index.docker.io" || registry == "registry-1.docker.io") {
     return std::string(hub_key);

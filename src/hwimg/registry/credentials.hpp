@@ -18,9 +18,6 @@ struct Credentials {
   std::string registry_token;  // a bearer token sent to the registry as is
 };
 
-// $DOCKER_CONFIG, else $HOME/.docker.
-[[nodiscard]] std::filesystem::path default_docker_config_dir();
-
 // The config.json key Docker uses for a registry: Docker Hub's legacy URL, else host[:port].
 [[nodiscard]] std::string credential_key(std::string_view registry);
 

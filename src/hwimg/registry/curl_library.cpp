@@ -1,4 +1,4 @@
-#include "hwimg/registry/curl_library.hpp"
+#include "hwimg/registry/detail/curl_library.hpp"
 
 #include <mutex>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "hwimg/registry/http.hpp"
+#include "hwimg/registry/detail/http.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "hwimg/registry/curl_library.hpp"
+#include "hwimg/registry/detail/curl_library.hpp"
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
@@ -303,10 +303,10 @@ Result<void> Transport::run() {
       } else if (r.failure != TransportFailure::none) {
         r.error = curl().easy_strerror(code);
       }
-      if (s.options.verbose) {
+      if (s.options.output->logging()) {
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t->started).count();
-        fmt::print(stderr, "hwimg: {} {} -> {} ({} ms)\n", method_name(t->request.method), redact_url(t->request.url),
-                   r.ok() ? std::to_string(r.status) : r.error, ms);
+        s.options.output->log(fmt::format("{} {} -> {} ({} ms)", method_name(t->request.method),
+                                          redact_url(t->request.url), r.ok() ? std::to_string(r.status) : r.error, ms));
       }
       auto done = std::move(t->done);
       auto response = std::move(t->response);

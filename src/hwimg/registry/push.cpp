@@ -1,4 +1,4 @@
-#include "hwimg/registry/push.hpp"
+#include "hwimg/registry/detail/push.hpp"
 
 #include <deque>
 #include <set>
@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hwimg/registry/blob_locations.hpp"
-#include "hwimg/registry/push_plan.hpp"
+#include "hwimg/registry/detail/blob_locations.hpp"
+#include "hwimg/registry/detail/push_plan.hpp"
 
 namespace hwimg::registry {
 namespace {
@@ -34,8 +34,7 @@ class Pusher {
 public:
   Pusher(Session& session, PushPlan plan, Reference destination, BlobLocations& locations)
       : m_session(session), m_plan(std::move(plan)), m_destination(std::move(destination)), m_locations(locations),
-        m_show_progress(session.options().progress == ProgressDisplay::automatic && !session.options().verbose &&
-                        ::isatty(STDERR_FILENO) == 1) {}
+        m_output(*session.options().output) {}
 
   Result<PushSummary> run() {
     const auto& registry = m_destination.registry;
@@ -71,8 +70,8 @@ public:
     if (auto r = finish_phase(); !r) return std::unexpected(r.error());
 
     for (const auto& blob : m_plan.blobs) m_locations.record(registry, blob.digest, m_destination.repository);
-    if (auto r = m_locations.save(); !r && m_session.options().verbose) {
-      fmt::print(stderr, "hwimg: warning: could not remember blob locations: {}\n", r.error().message);
+    if (auto r = m_locations.save(); !r) {
+      m_output.log(fmt::format("could not remember blob locations: {}", r.error().message));
     }
     m_summary.digest = m_plan.root.descriptor.digest;
     m_summary.reference = m_destination.with_tag(m_plan.root.tag).str();
@@ -261,10 +260,8 @@ private:
       return blob_failed(job, describe(r));
     }
     const auto delay = backoff_delay(r, job.attempt++, m_session.random());
-    if (m_session.options().verbose) {
-      fmt::print(stderr, "hwimg: restarting upload of {} in {} ms ({})\n", job.blob.digest.short_hex(), delay.count(),
-                 describe(r));
-    }
+    m_output.log(fmt::format("restarting upload of {} in {} ms ({})", job.blob.digest.short_hex(), delay.count(),
+                             describe(r)));
     m_session.transport().after(delay, [this, &job] { check_blob(job); });
   }
 
@@ -324,22 +321,19 @@ private:
 
   // ---- progress on a terminal ----
   void show_progress() {
-    if (!m_show_progress) return;
     const auto now = Clock::now();
     if (now - m_last_progress < std::chrono::milliseconds(100)) return;
     m_last_progress = now;
-    fmt::print(stderr, "\r\033[Kpushing {}: blobs {}/{}, {:.1f} MiB sent", m_destination.name(), m_blobs_done,
-               m_jobs.size(), static_cast<double>(m_bytes_read) / (1 << 20));
+    m_output.status(fmt::format("pushing {}: blobs {}/{}, {:.1f} MiB sent", m_destination.name(), m_blobs_done,
+                                m_jobs.size(), static_cast<double>(m_bytes_read) / (1 << 20)));
   }
-  void clear_progress() {
-    if (m_show_progress) fmt::print(stderr, "\r\033[K");
-  }
+  void clear_progress() { m_output.clear_status(); }
 
   Session& m_session;
   PushPlan m_plan;
   Reference m_destination;
   BlobLocations& m_locations;
-  bool m_show_progress;
+  util::Output& m_output;
   Scopes m_scopes;
   std::deque<BlobJob> m_jobs;
   std::deque<BlobJob*> m_pending_blobs;

@@ -1,4 +1,4 @@
-#include "hwimg/registry/push_plan.hpp"
+#include "hwimg/registry/detail/push_plan.hpp"
 
 #include <algorithm>
 #include <set>

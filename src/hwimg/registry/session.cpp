@@ -1,4 +1,4 @@
-#include "hwimg/registry/session.hpp"
+#include "hwimg/registry/detail/session.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -109,13 +109,12 @@ Session::Session(ClientOptions options, Transport transport)
     : m_options(std::move(options)), m_transport(std::move(transport)), m_random(std::random_device{}()) {}
 
 Result<std::unique_ptr<Session>> Session::create(ClientOptions options) {
-  if (options.docker_config_dir.empty()) options.docker_config_dir = default_docker_config_dir();
   if (options.jobs == 0) options.jobs = 1;
   if (options.max_attempts == 0) options.max_attempts = 1;
   TransportOptions transport_options;
   transport_options.ca_file = options.ca_file;
   transport_options.verify_tls = !options.insecure;
-  transport_options.verbose = options.verbose;
+  transport_options.output = options.output;
   // The -j upload connections (HTTP/1.1) plus one multiplexed HTTP/2 connection and a spare.
   transport_options.max_host_connections = static_cast<long>(options.jobs) + 2;
   auto transport = Transport::create(transport_options);
@@ -217,9 +216,7 @@ void Session::send(Request request, Retry retry, unsigned attempt, std::function
                                           done = std::move(done)](Response r) mutable {
     if (retry == Retry::safe && is_transient(r) && attempt + 1 < m_options.max_attempts) {
       const auto delay = backoff_delay(r, attempt, m_random);
-      if (m_options.verbose) {
-        fmt::print(stderr, "hwimg: retrying in {} ms ({})\n", delay.count(), describe(r));
-      }
+      m_options.output->log(fmt::format("retrying in {} ms ({})", delay.count(), describe(r)));
       m_transport.after(delay, [this, request = std::move(*copy), retry, attempt, done = std::move(done)]() mutable {
         send(std::move(request), retry, attempt + 1, std::move(done));
       });

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include "hwimg/matrix/variant.hpp"
+#include "hwimg/oci/annotations.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::select {
 namespace {
 
-constexpr std::string_view hwimg_prefix = "org.hwimg.";
+namespace key = oci::annotation;
 
 std::optional<std::string> lookup(const oci::Annotations& annotations, std::string_view key) {
   const auto found = annotations.find(std::string(key));
@@ -24,24 +24,24 @@ bool go_bool_true(std::string_view value) {
 }
 
 void read_cpu(const oci::Annotations& annotations, Requirements& out) {
-  if (const auto level = lookup(annotations, matrix::cpu_level_annotation)) {
+  if (const auto level = lookup(annotations, key::cpu_level)) {
     if (const auto x86 = hw::parse_x86_level(*level)) {
       out.x86_level = *x86;
     } else if (const auto* target = hw::find_cpu_target(*level)) {
       out.cpu_level_target = target;
     } else {
-      out.problems.push_back(fmt::format("annotation {}: unknown CPU level '{}'{}", matrix::cpu_level_annotation,
+      out.problems.push_back(fmt::format("annotation {}: unknown CPU level '{}'{}", key::cpu_level,
                                          *level, util::did_you_mean(*level, hw::cpu_target_names())));
     }
   }
-  if (const auto name = lookup(annotations, matrix::cpu_target_annotation); name && !name->empty()) {
+  if (const auto name = lookup(annotations, key::cpu_target); name && !name->empty()) {
     out.cpu_target = hw::find_cpu_target(*name);
     if (out.cpu_target == nullptr) {
-      out.problems.push_back(fmt::format("annotation {}: unknown CPU target '{}'{}", matrix::cpu_target_annotation,
+      out.problems.push_back(fmt::format("annotation {}: unknown CPU target '{}'{}", key::cpu_target,
                                          *name, util::did_you_mean(*name, hw::cpu_target_names())));
     }
   }
-  if (const auto features = lookup(annotations, matrix::cpu_features_annotation)) {
+  if (const auto features = lookup(annotations, key::cpu_features)) {
     for (const auto& feature : util::split(*features, ',')) {
       if (const auto trimmed = util::trim(feature); !trimmed.empty()) {
         out.cpu_features.insert(hw::canonical_feature_name(trimmed));
@@ -51,14 +51,14 @@ void read_cpu(const oci::Annotations& annotations, Requirements& out) {
 }
 
 void read_gpu(const oci::Annotations& annotations, Requirements& out) {
-  if (const auto version = lookup(annotations, matrix::cuda_version_annotation)) {
+  if (const auto version = lookup(annotations, key::cuda_version)) {
     out.cuda = hw::parse_cuda_version(*version);
     if (!out.cuda) {
       out.problems.push_back(fmt::format("annotation {}: '{}' is not a CUDA version such as 12.8",
-                                         matrix::cuda_version_annotation, *version));
+                                         key::cuda_version, *version));
     }
   }
-  if (const auto targets = lookup(annotations, matrix::gpu_targets_annotation)) {
+  if (const auto targets = lookup(annotations, key::gpu_targets)) {
     for (const auto& name : util::split(*targets, ',')) {
       const auto trimmed = util::trim(name);
       if (trimmed.empty()) {
@@ -67,15 +67,15 @@ void read_gpu(const oci::Annotations& annotations, Requirements& out) {
       if (auto target = hw::parse_gpu_target(trimmed)) {
         out.gpu_targets.push_back(*target);
       } else {
-        out.problems.push_back(fmt::format("annotation {}: {}", matrix::gpu_targets_annotation, target.error().message));
+        out.problems.push_back(fmt::format("annotation {}: {}", key::gpu_targets, target.error().message));
       }
     }
   }
-  if (const auto driver = lookup(annotations, driver_bundled_annotation)) {
+  if (const auto driver = lookup(annotations, key::driver_bundled)) {
     out.bundled_driver = hw::DriverVersion::parse(*driver);
     if (!out.bundled_driver) {
       out.problems.push_back(fmt::format("annotation {}: '{}' is not a driver version such as 535.104.05",
-                                         driver_bundled_annotation, *driver));
+                                         key::driver_bundled, *driver));
     }
   }
 }
@@ -89,12 +89,8 @@ std::string platform_or_digest(const Requirements& out, const oci::Descriptor& d
 
 }  // namespace
 
-bool has_hwimg_annotations(const oci::Annotations& annotations) {
-  return std::ranges::any_of(annotations, [](const auto& entry) { return entry.first.starts_with(hwimg_prefix); });
-}
-
 bool needs_config(const oci::Descriptor& descriptor) {
-  return !has_hwimg_annotations(descriptor.annotations);
+  return !key::has_hwimg_pairs(descriptor.annotations);
 }
 
 hw::FeatureSet Requirements::required_cpu_features() const {
@@ -159,12 +155,10 @@ Requirements requirements_of(const Candidate& candidate) {
   if (!out.platform && candidate.config && !candidate.config->platform.architecture.empty()) {
     out.platform = candidate.config->platform;
   }
-  // The builder writes the same pairs as config labels; a single-manifest image has only those.
-  const auto* annotations = &descriptor.annotations;
-  if (!has_hwimg_annotations(*annotations) && candidate.config && has_hwimg_annotations(candidate.config->labels)) {
-    annotations = &candidate.config->labels;
-  }
-  out.annotated = has_hwimg_annotations(*annotations);
+  static const oci::Annotations no_labels;
+  const auto* annotations =
+      &key::variant_pairs_source(descriptor.annotations, candidate.config ? candidate.config->labels : no_labels);
+  out.annotated = key::has_hwimg_pairs(*annotations);
   if (out.annotated) {
     read_cpu(*annotations, out);
     read_gpu(*annotations, out);
@@ -179,7 +173,7 @@ Requirements requirements_of(const Candidate& candidate) {
   if (candidate.config) {
     out.nvidia_require = nvidia_requirements(candidate.config->env, out.problems);
   }
-  out.name = lookup(*annotations, matrix::variant_annotation).value_or(platform_or_digest(out, descriptor));
+  out.name = lookup(*annotations, key::variant).value_or(platform_or_digest(out, descriptor));
   return out;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // One variant of an image as the selector sees it: its descriptor in the index and, for a variant
 // without hwimg annotations, what its image config says (platform, environment, labels). From
-// these come its requirements (DESIGN.md sections 3 and 5).
+// these come its requirements (docs/selection.md).
 
 #include <optional>
 #include <string>
@@ -16,8 +16,6 @@
 
 namespace hwimg::select {
 
-inline constexpr std::string_view driver_bundled_annotation = "org.hwimg.driver.bundled";
-
 struct ConfigFacts {
   oci::Platform platform;
   std::vector<std::string> env;  // "NAME=value"
@@ -29,8 +27,6 @@ struct Candidate {
   std::optional<ConfigFacts> config;   // read only for variants without hwimg annotations
 };
 
-// True when the annotations carry any org.hwimg.* key.
-[[nodiscard]] bool has_hwimg_annotations(const oci::Annotations& annotations);
 // Whether the selector needs this candidate's image config to judge it.
 [[nodiscard]] bool needs_config(const oci::Descriptor& descriptor);
 

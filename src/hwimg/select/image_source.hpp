@@ -1,36 +1,29 @@
 #pragma once
-// Where the variants come from: an OCI layout (`oci:DIR[:TAG]`) or a registry reference. Reads the
-// index (one GET for a registry) and, only for variants without hwimg annotations, their manifest
-// and config; never a layer.
+// The variants `hwimg select` judges, read through an image reader: the index alone for hwimg
+// variants, and only for the others their manifest and config; never a layer.
 
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "hwimg/registry/options.hpp"
+#include "hwimg/image/open_image.hpp"
 #include "hwimg/select/candidate.hpp"
 #include "hwimg/util/error.hpp"
 
 namespace hwimg::select {
 
-enum class SourceKind { layout, registry };
-
 struct ImageSource {
-  SourceKind kind = SourceKind::layout;
-  std::string name;      // "oci:DIR" or "host/repo" (Docker's spelling)
-  std::string tag;       // the tag the reference named ("" if none)
-  oci::Descriptor root;  // the index, or the single manifest
+  image::OpenedImage image;
   std::vector<Candidate> candidates;
-  std::map<std::string, std::vector<std::string>> layout_tags;  // digest -> tags in index.json
+
+  [[nodiscard]] std::string name() const { return image.reader->name(); }
+  [[nodiscard]] const std::string& tag() const { return image.reference.tag; }
 };
 
-[[nodiscard]] Result<ImageSource> load_layout_source(std::string_view reference);
-[[nodiscard]] Result<ImageSource> load_registry_source(std::string_view reference,
-                                                       const registry::ClientOptions& options);
-// A layout for "oci:...", a registry otherwise.
-[[nodiscard]] Result<ImageSource> load_image_source(std::string_view reference,
-                                                    const registry::ClientOptions& options);
+// The candidates of the index or manifest `root`.
+[[nodiscard]] Result<std::vector<Candidate>> read_candidates(image::ImageReader& reader, const oci::Descriptor& root);
+
+[[nodiscard]] Result<ImageSource> load_image_source(std::string_view reference, const image::OpenOptions& options);
 
 // What `docker run` (or skopeo) takes for the chosen variant: "host/repo@sha256:…", or for a layout
 // "oci:DIR:TAG-<variant>" (any tag of that manifest in index.json; "oci:DIR@sha256:…" if none).

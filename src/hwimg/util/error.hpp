@@ -55,3 +55,14 @@ template <typename T>
       return std::unexpected(std::move(name).error());    \
     }                                                     \
   } while (false)
+
+// Evaluates a Result<T> expression and assigns its value to `target` (which may be a declaration,
+// `auto x`), or returns its error from the enclosing function (ccache's TRY_ASSIGN).
+#define HWIMG_TRY_ASSIGN(target, expression) \
+  HWIMG_TRY_ASSIGN_IMPL(target, expression, HWIMG_TRY_CONCAT(hwimg_try_result_, __COUNTER__))
+#define HWIMG_TRY_ASSIGN_IMPL(target, expression, name)  \
+  auto name = (expression);                              \
+  if (!name) {                                           \
+    return std::unexpected(std::move(name).error());     \
+  }                                                      \
+  target = std::move(*name)

@@ -1,9 +1,9 @@
 #include <doctest/doctest.h>
 
-#include "hwimg/registry/index_create.hpp"
+#include "hwimg/build/index_create.hpp"
 
 using namespace hwimg;
-using namespace hwimg::registry;
+using namespace hwimg::build;
 
 namespace {
 

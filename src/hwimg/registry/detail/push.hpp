@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "hwimg/registry/client.hpp"
-#include "hwimg/registry/session.hpp"
+#include "hwimg/registry/detail/session.hpp"
 
 namespace hwimg::registry {
 

@@ -10,12 +10,12 @@
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/registry/client.hpp"
 
-namespace hwimg::registry {
+namespace hwimg::build {
 
 // One variant as read from the registry: its manifest and the bytes of its image config.
 struct VariantSource {
   std::string reference;  // as the user wrote it, for messages
-  FetchedManifest manifest;
+  registry::FetchedManifest manifest;
   std::string config;
 };
 
@@ -29,11 +29,7 @@ struct VariantSource {
 // Reads every source (same registry and repository as `destination`, since a registry accepts an
 // index only when its children are in the index's repository), PUTs the index under
 // destination's tag and returns its digest.
-[[nodiscard]] Result<oci::Digest> create_index(Client& client, const Reference& destination,
-                                               const std::vector<Reference>& sources);
+[[nodiscard]] Result<oci::Digest> create_index(registry::Client& client, const registry::Reference& destination,
+                                               const std::vector<registry::Reference>& sources);
 
-// hwimg index create REGISTRY/REPO:TAG --from REF...: prints "REGISTRY/REPO:TAG@sha256:...".
-[[nodiscard]] Result<int> index_create_command(const std::string& destination, const std::vector<std::string>& sources,
-                                               const ClientOptions& options);
-
-}  // namespace hwimg::registry
+}  // namespace hwimg::build

@@ -1,4 +1,4 @@
-#include "hwimg/matrix/matrix_command.hpp"
+#include "hwimg/matrix/report.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -86,25 +86,6 @@ std::string render_github(const MatrixReport& report) {
     });
   }
   return nlohmann::json{{"include", include}}.dump() + "\n";
-}
-
-Result<int> run_matrix_command(const std::filesystem::path& path, MatrixFormat format, SkipUnsupported skip) {
-  const auto report = check_matrix(path, skip);
-  if (!report) {
-    return std::unexpected(report.error());
-  }
-  for (const auto& warning : report->warnings) {
-    fmt::print(stderr, "hwimg: warning: {}\n", warning);
-  }
-  if (format == MatrixFormat::json) {
-    fmt::print("{}", render_json(*report));
-  } else if (report->errors.empty()) {
-    fmt::print("{}", format == MatrixFormat::table ? render_table(*report) : render_github(*report));
-  }
-  for (const auto& error : report->errors) {
-    fmt::print(stderr, "hwimg: error: {}\n", error);
-  }
-  return report->errors.empty() ? 0 : 1;
 }
 
 }  // namespace hwimg::matrix

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "hwimg/registry/challenge.hpp"
+#include "hwimg/registry/detail/challenge.hpp"
 #include "hwimg/registry/credentials.hpp"
-#include "hwimg/registry/http.hpp"
+#include "hwimg/registry/detail/http.hpp"
 #include "hwimg/registry/options.hpp"
 
 namespace hwimg::registry {

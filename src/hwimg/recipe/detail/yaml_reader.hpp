@@ -1,5 +1,6 @@
 #pragma once
-// Internal to the recipe and matrix parsers: typed access to yaml-cpp nodes with precise errors.
+// Internal to the recipe and matrix parsers (the one place that reads YAML positions): typed access
+// to yaml-cpp nodes with precise errors.
 // Included only from .cpp files, so yaml-cpp stays out of the public headers.
 
 #include <initializer_list>
@@ -12,6 +13,7 @@
 
 namespace hwimg::recipe::yaml {
 
+// 1-based line and column; 0:0 for a node yaml-cpp made rather than read.
 [[nodiscard]] SourceLocation location_of(const YAML::Node& node, const std::filesystem::path& file);
 
 // Fails with "file:line:col: unknown key "x" in <where> (did you mean y?)" for the first unknown key.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hwimg/util/error.hpp"
+#include "hwimg/util/output.hpp"
 
 namespace hwimg::registry {
 
@@ -76,7 +77,7 @@ struct Response {
 struct TransportOptions {
   std::filesystem::path ca_file;  // empty: the system store
   bool verify_tls = true;
-  bool verbose = false;           // one line per exchange on stderr, secrets redacted
+  util::Output* output = &util::null_output();  // logs one line per exchange, secrets redacted
   std::chrono::seconds connect_timeout{30};
   std::chrono::seconds stall_timeout{60};  // abort when nothing moves for this long
   long max_host_connections = 8;           // further exchanges wait for a free connection

@@ -1,5 +1,5 @@
 #pragma once
-// `hwimg matrix FILE`: shows the expansion of a matrix without building.
+// The expansion of a matrix rendered for people, for scripts and for GitHub Actions.
 
 #include <filesystem>
 #include <string>
@@ -18,10 +18,5 @@ enum class MatrixFormat { table, json, github };
 [[nodiscard]] std::string render_table(const MatrixReport& report);
 [[nodiscard]] std::string render_json(const MatrixReport& report);
 [[nodiscard]] std::string render_github(const MatrixReport& report);
-
-// Prints the expansion to stdout and warnings and errors to stderr; exit code 1 when the matrix is
-// invalid (every error listed), 0 otherwise.
-[[nodiscard]] Result<int> run_matrix_command(const std::filesystem::path& path, MatrixFormat format,
-                                             SkipUnsupported skip);
 
 }  // namespace hwimg::matrix

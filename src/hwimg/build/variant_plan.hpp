@@ -1,0 +1,68 @@
+#pragma once
+// One variant of a recipe, planned: every ${...} substituted and every path resolved once, so the
+// cache key, the build step, layer packing and the image config all read the same values.
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hwimg/image/open_image.hpp"
+#include "hwimg/matrix/variant.hpp"
+#include "hwimg/recipe/recipe.hpp"
+#include "hwimg/recipe/variables.hpp"
+
+namespace hwimg::build {
+
+struct BuildStepPlan {
+  std::string run;
+  std::filesystem::path workdir;  // absolute
+  recipe::SourceLocation run_location;
+  recipe::SourceLocation workdir_location;
+  std::map<std::string, std::string> environment;  // HWIMG_* (and CUDA_HOME), added to hwimg's own
+  bool workdir_in_build_output = false;            // under ${out}
+};
+
+struct LayerPlan {
+  std::filesystem::path from;  // absolute
+  std::string to;              // the path in the image, as substituted
+  recipe::SourceLocation from_location;
+  recipe::SourceLocation to_location;
+  // Packed for this variant alone: it comes from the build step or its path names a variable.
+  bool variant_specific = false;
+  bool from_build_output = false;  // under ${out}
+};
+
+struct ConfigPlan {
+  std::optional<std::vector<std::string>> entrypoint;
+  std::optional<std::vector<std::string>> cmd;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::optional<std::string> workdir;
+  std::optional<std::string> user;
+  std::optional<std::string> stop_signal;
+  std::vector<std::string> exposed_ports;
+};
+
+struct VariantPlan {
+  const matrix::Variant* variant = nullptr;
+  std::filesystem::path out;              // ${out}: where the build step writes
+  recipe::Variables variables;            // with ${out}
+  std::string base_text;                  // as substituted, for messages and annotations
+  recipe::SourceLocation base_location;
+  std::optional<image::ImageReference> base;  // nullopt: scratch
+  std::optional<BuildStepPlan> build;
+  std::vector<LayerPlan> layers;
+  ConfigPlan config;
+  oci::Annotations annotations;           // the recipe's, substituted
+
+  [[nodiscard]] const std::string& id() const { return variant->id; }
+};
+
+// `variant` must outlive the plan. Fails on a base reference that does not parse.
+[[nodiscard]] Result<VariantPlan> plan_variant(const recipe::Recipe& recipe, const matrix::Variant& variant,
+                                               const std::filesystem::path& out);
+
+}  // namespace hwimg::build

@@ -1,0 +1,86 @@
+#include "hwimg/commands/environment.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+
+#include <unistd.h>
+
+namespace hwimg::commands {
+namespace {
+
+const char* environment(const char* name) {
+  return std::getenv(name);
+}
+
+bool is_cuda_version(std::string_view text) {
+  const auto dot = text.find('.');
+  const auto digits = [](std::string_view part) {
+    return !part.empty() && std::ranges::all_of(part, [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return dot != std::string_view::npos && digits(text.substr(0, dot)) && digits(text.substr(dot + 1));
+}
+
+}  // namespace
+
+Result<probe::ProbeOptions> probe_options() {
+  probe::ProbeOptions options;
+  if (const char* value = environment("HWIMG_PROC_ROOT"); value != nullptr && *value != '\0') {
+    options.proc_root = value;
+  }
+  if (const char* value = environment("HWIMG_SYS_ROOT"); value != nullptr && *value != '\0') {
+    options.sys_root = value;
+  }
+  if (const char* value = environment("HWIMG_NVML_LIBRARY"); value != nullptr && *value != '\0') {
+    options.nvml_library = value;
+  }
+  if (const char* value = environment("HWIMG_CUDA_LIBRARY"); value != nullptr && *value != '\0') {
+    options.cuda_library = value;
+  }
+  if (const char* value = environment("HWIMG_OVERRIDE_CUDA"); value != nullptr) {
+    if (*value != '\0' && !is_cuda_version(value)) {
+      return fail_usage("failed to read HWIMG_OVERRIDE_CUDA: expected a CUDA version such as \"12.4\" or "
+                        "nothing, got \"{}\"",
+                        value);
+    }
+    options.cuda_override = value;
+  }
+  if (const char* value = environment("HWIMG_CUDA_PROBE_TIMEOUT_MS"); value != nullptr && *value != '\0') {
+    const std::string_view text = value;
+    long milliseconds = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), milliseconds);
+    if (ec != std::errc() || end != text.data() + text.size() || milliseconds <= 0) {
+      return fail_usage("failed to read HWIMG_CUDA_PROBE_TIMEOUT_MS: expected a positive number of "
+                        "milliseconds, got \"{}\"",
+                        text);
+    }
+    options.library_timeout = std::chrono::milliseconds(milliseconds);
+  }
+  return options;
+}
+
+std::filesystem::path docker_config_dir() {
+  if (const char* dir = environment("DOCKER_CONFIG"); dir != nullptr && *dir != '\0') return dir;
+  const char* home = environment("HOME");
+  return std::filesystem::path(home != nullptr ? home : "/") / ".docker";
+}
+
+std::filesystem::path cuda_root() {
+  const char* root = environment("HWIMG_CUDA_ROOT");
+  return root != nullptr && *root != '\0' ? root : "/usr/local";
+}
+
+std::optional<std::string> variable(const char* name) {
+  const char* value = environment(name);
+  return value == nullptr ? std::nullopt : std::optional<std::string>(value);
+}
+
+bool stdout_is_terminal() {
+  return ::isatty(STDOUT_FILENO) == 1;
+}
+
+bool stderr_is_terminal() {
+  return ::isatty(STDERR_FILENO) == 1;
+}
+
+}  // namespace hwimg::commands

@@ -1,0 +1,30 @@
+#pragma once
+// Everything hwimg takes from its environment, read in one place: the library below commands/
+// gets these values as options and never calls getenv.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "hwimg/probe/probe.hpp"
+
+namespace hwimg::commands {
+
+// The probe's override variables (HWIMG_PROC_ROOT, HWIMG_SYS_ROOT, HWIMG_NVML_LIBRARY,
+// HWIMG_CUDA_LIBRARY, HWIMG_OVERRIDE_CUDA, HWIMG_CUDA_PROBE_TIMEOUT_MS) over the defaults.
+[[nodiscard]] Result<probe::ProbeOptions> probe_options();
+
+// $DOCKER_CONFIG, else $HOME/.docker: where Docker keeps config.json.
+[[nodiscard]] std::filesystem::path docker_config_dir();
+
+// $HWIMG_CUDA_ROOT, else /usr/local: where toolkits are looked for as cuda-X.Y.
+[[nodiscard]] std::filesystem::path cuda_root();
+
+// The variable's value; nullopt when it is not set.
+[[nodiscard]] std::optional<std::string> variable(const char* name);
+
+// Whether standard output / standard error is a terminal (progress is for people).
+[[nodiscard]] bool stdout_is_terminal();
+[[nodiscard]] bool stderr_is_terminal();
+
+}  // namespace hwimg::commands

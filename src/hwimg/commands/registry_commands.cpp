@@ -1,0 +1,92 @@
+#include "hwimg/commands/registry_commands.hpp"
+
+#include <istream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "hwimg/build/index_create.hpp"
+#include "hwimg/oci/layout.hpp"
+#include "hwimg/registry/client.hpp"
+
+namespace hwimg::commands {
+namespace {
+
+Result<registry::Reference> usage_reference(const std::string& text) {
+  auto reference = registry::parse_reference(text);
+  if (!reference) return std::unexpected(Error{reference.error().message, ExitCode::usage});
+  return reference;
+}
+
+}  // namespace
+
+Result<int> run_push(const std::string& source, const std::string& destination, const RegistryFlags& flags) {
+  if (!oci::is_layout_reference(source)) {
+    return fail_usage("failed to push {}: the source must be an image layout, oci:DIR[:TAG]", source);
+  }
+  auto layout = oci::parse_layout_reference(source);
+  if (!layout) return std::unexpected(Error{layout.error().message, ExitCode::usage});
+  HWIMG_TRY_ASSIGN(const auto ref, usage_reference(destination));
+  TerminalOutput output(Progress::shown, flags.verbose);
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
+  HWIMG_TRY_ASSIGN(const auto summary, client.push_layout(layout->directory, layout->tag, ref));
+  output.clear_status();
+  fmt::print("pushed {}@{}: {} blobs uploaded ({:.1f} MiB), {} mounted, {} already present; {} manifests pushed, "
+             "{} already present; {} tags; {} requests\n",
+             summary.reference, summary.digest.str(), summary.blobs_uploaded,
+             static_cast<double>(summary.bytes_uploaded) / (1 << 20), summary.blobs_mounted, summary.blobs_present,
+             summary.manifests_pushed, summary.manifests_present, summary.tags.size(), summary.requests);
+  return 0;
+}
+
+Result<int> run_tag(const std::string& reference, const std::vector<std::string>& new_tags, const RegistryFlags& flags) {
+  HWIMG_TRY_ASSIGN(const auto ref, usage_reference(reference));
+  for (const auto& t : new_tags) {
+    if (auto r = registry::validate_registry_tag(t); !r) return std::unexpected(Error{r.error().message, ExitCode::usage});
+  }
+  TerminalOutput output(Progress::hidden, flags.verbose);
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
+  HWIMG_TRY_ASSIGN(const auto digest, client.tag(ref, new_tags));
+  for (const auto& t : new_tags) fmt::print("{}@{}\n", ref.with_tag(t).str(), digest.str());
+  return 0;
+}
+
+Result<int> run_login(const std::string& registry, const std::string& username, std::istream& password_input,
+                      const RegistryFlags& flags) {
+  auto parsed = registry::parse_reference(registry + "/x");
+  if (!parsed || parsed->registry != registry) {
+    return fail_usage("failed to log in: \"{}\" is not a registry host[:port]", registry);
+  }
+  if (username.empty()) return fail_usage("failed to log in to {}: the username is empty", registry);
+  std::string password(std::istreambuf_iterator<char>(password_input), {});
+  while (!password.empty() && (password.back() == '\n' || password.back() == '\r')) password.pop_back();
+  if (password.empty()) return fail_usage("failed to log in to {}: no password on standard input", registry);
+  const registry::Credentials credentials{username, password, {}, {}};
+  TerminalOutput output(Progress::hidden, flags.verbose);
+  const auto options = client_options(flags, output);
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(options));
+  HWIMG_TRY(client.check_login(registry, credentials));
+  HWIMG_TRY(registry::store_credentials(options.docker_config_dir, registry, credentials));
+  fmt::print("login succeeded for {}; credentials stored for {}\n", registry, registry::credential_key(registry));
+  return 0;
+}
+
+Result<int> run_index_create(const std::string& destination, const std::vector<std::string>& sources,
+                             const RegistryFlags& flags) {
+  HWIMG_TRY_ASSIGN(const auto target, usage_reference(destination));
+  if (target.digest || target.tag.empty()) {
+    return fail_usage("failed to create the index {}: name it by tag, REGISTRY/REPO:TAG", destination);
+  }
+  std::vector<registry::Reference> references;
+  for (const auto& text : sources) {
+    HWIMG_TRY_ASSIGN(references.emplace_back(), usage_reference(text));
+  }
+  if (references.empty()) return fail_usage("failed to create the index {}: no --from variant", destination);
+  TerminalOutput output(Progress::hidden, flags.verbose);
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
+  HWIMG_TRY_ASSIGN(const auto digest, build::create_index(client, target, references));
+  fmt::print("{}@{}\n", target.str(), digest.str());
+  return 0;
+}
+
+}  // namespace hwimg::commands

@@ -1,0 +1,29 @@
+#pragma once
+// The registry commands: `hwimg push`, `hwimg tag`, `hwimg login` and `hwimg index create`.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "hwimg/commands/registry_flags.hpp"
+
+namespace hwimg::commands {
+
+// hwimg push oci:DIR[:TAG] REF: prints one summary line on stdout; progress on a terminal.
+[[nodiscard]] Result<int> run_push(const std::string& source, const std::string& destination,
+                                   const RegistryFlags& flags);
+
+// hwimg tag REF NEWTAG...: prints each new reference with the digest that got it.
+[[nodiscard]] Result<int> run_tag(const std::string& reference, const std::vector<std::string>& new_tags,
+                                  const RegistryFlags& flags);
+
+// hwimg login REGISTRY --username U --password-stdin: checks the credentials with the registry,
+// then stores them (config.json mode 0600, or the configured credential helper).
+[[nodiscard]] Result<int> run_login(const std::string& registry, const std::string& username,
+                                    std::istream& password_input, const RegistryFlags& flags);
+
+// hwimg index create REGISTRY/REPO:TAG --from REF...: prints "REGISTRY/REPO:TAG@sha256:...".
+[[nodiscard]] Result<int> run_index_create(const std::string& destination, const std::vector<std::string>& sources,
+                                           const RegistryFlags& flags);
+
+}  // namespace hwimg::commands

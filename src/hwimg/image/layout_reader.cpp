@@ -1,0 +1,53 @@
+#include "hwimg/image/layout_reader.hpp"
+
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::image {
+
+Result<std::unique_ptr<LayoutReader>> LayoutReader::open(const std::filesystem::path& directory) {
+  HWIMG_TRY_ASSIGN(auto layout, oci::Layout::open(directory));
+  HWIMG_TRY_ASSIGN(auto index_json, layout.read_index_json());
+  return std::unique_ptr<LayoutReader>(new LayoutReader(std::move(layout), std::move(index_json)));
+}
+
+LayoutReader::LayoutReader(oci::Layout layout, oci::Index index_json)
+    : m_layout(std::move(layout)), m_index_json(std::move(index_json)) {
+  for (const auto& descriptor : m_index_json.manifests) {
+    if (const auto tag = descriptor.ref_name()) m_tags[descriptor.digest.str()].push_back(*tag);
+  }
+}
+
+std::string LayoutReader::name() const {
+  return "oci:" + m_layout.root().string();
+}
+
+Result<oci::Descriptor> LayoutReader::resolve(std::string_view tag_or_digest) {
+  if (!tag_or_digest.starts_with("sha256:")) return m_layout.resolve(tag_or_digest);
+  for (const auto& descriptor : m_index_json.manifests) {
+    if (descriptor.digest.str() == tag_or_digest) return descriptor;
+  }
+  return fail("failed to resolve {} in {}: index.json lists no such image", tag_or_digest, m_layout.root().string());
+}
+
+Result<std::string> LayoutReader::read(const oci::Descriptor& descriptor) {
+  if (descriptor.size < 0 || static_cast<std::size_t>(descriptor.size) > oci::document_limit(descriptor)) {
+    return fail("failed to read blob {} from {}: its descriptor says {} bytes, more than the {} MiB limit",
+                descriptor.digest.str(), m_layout.root().string(), descriptor.size, oci::document_limit(descriptor) >> 20);
+  }
+  return m_layout.read_blob(descriptor);
+}
+
+std::optional<std::filesystem::path> LayoutReader::local_blob(const oci::Digest& digest) const {
+  return m_layout.blob_path(digest);
+}
+
+std::string LayoutReader::pinned_reference(const oci::Digest& digest, std::string_view preferred_tag) const {
+  const auto tags = m_tags.find(digest.str());
+  if (tags == m_tags.end() || tags->second.empty()) return name() + "@" + digest.str();
+  for (const auto& tag : tags->second) {
+    if (tag == preferred_tag) return name() + ":" + tag;
+  }
+  return name() + ":" + tags->second.front();
+}
+
+}  // namespace hwimg::image

@@ -1,0 +1,30 @@
+#include "hwimg/image/memory_reader.hpp"
+
+namespace hwimg::image {
+
+oci::Descriptor MemoryReader::add(std::string bytes, std::string_view media_type) {
+  const auto digest = oci::Digest::sha256_of(bytes);
+  oci::Descriptor descriptor{std::string(media_type), digest, static_cast<std::int64_t>(bytes.size()), {}, {}};
+  m_blobs[digest] = std::move(bytes);
+  m_types[digest] = std::string(media_type);
+  return descriptor;
+}
+
+Result<oci::Descriptor> MemoryReader::resolve(std::string_view tag_or_digest) {
+  if (const auto tagged = m_tags.find(std::string(tag_or_digest)); tagged != m_tags.end()) return tagged->second;
+  for (const auto& [digest, bytes] : m_blobs) {
+    if (digest.str() == tag_or_digest) {
+      return oci::Descriptor{m_types[digest], digest, static_cast<std::int64_t>(bytes.size()), {}, {}};
+    }
+  }
+  return fail("failed to resolve {} in {}: no such tag or digest", tag_or_digest, m_name);
+}
+
+Result<std::string> MemoryReader::read(const oci::Descriptor& descriptor) {
+  const auto found = m_blobs.find(descriptor.digest);
+  if (found == m_blobs.end()) return fail("failed to read blob {} from {}: no such blob", descriptor.digest.str(), m_name);
+  HWIMG_TRY(oci::verify_content(descriptor, found->second, m_name));
+  return found->second;
+}
+
+}  // namespace hwimg::image

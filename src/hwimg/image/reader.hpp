@@ -1,0 +1,44 @@
+#pragma once
+// One way to read images wherever they are: an OCI layout, a registry, or memory (unit tests).
+// Readers resolve a tag or digest to the index or manifest it names and read what a descriptor
+// points at, verified against the descriptor and bounded by oci::document_limit.
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hwimg/oci/descriptor.hpp"
+#include "hwimg/util/error.hpp"
+
+namespace hwimg::image {
+
+class ImageReader {
+public:
+  ImageReader() = default;
+  ImageReader(const ImageReader&) = delete;
+  ImageReader& operator=(const ImageReader&) = delete;
+  virtual ~ImageReader() = default;
+
+  // "oci:DIR" or "registry/repository", as references and messages name the source.
+  [[nodiscard]] virtual std::string name() const = 0;
+
+  // The index or manifest that `tag` (or "sha256:..." for a digest) names. An empty tag names the
+  // only image of a layout, and "latest" on a registry.
+  [[nodiscard]] virtual Result<oci::Descriptor> resolve(std::string_view tag_or_digest) = 0;
+
+  // The bytes of an index, manifest or config, checked against the descriptor's size and digest.
+  [[nodiscard]] virtual Result<std::string> read(const oci::Descriptor& descriptor) = 0;
+
+  // The file holding blob `digest` when the source keeps blobs on this machine (a layout), so a
+  // layer can be hard-linked rather than copied; nullopt otherwise. Its content is not verified.
+  [[nodiscard]] virtual std::optional<std::filesystem::path> local_blob(const oci::Digest& digest) const = 0;
+
+  // What `docker run`, skopeo or umoci take for the manifest `digest`: "registry/repo@sha256:...",
+  // or for a layout one of its tags (`preferred_tag` when it has it).
+  [[nodiscard]] virtual std::string pinned_reference(const oci::Digest& digest,
+                                                     std::string_view preferred_tag) const = 0;
+};
+
+}  // namespace hwimg::image

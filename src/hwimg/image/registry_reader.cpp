@@ -1,0 +1,57 @@
+#include "hwimg/image/registry_reader.hpp"
+
+#include "hwimg/oci/media_types.hpp"
+
+namespace hwimg::image {
+
+RegistryReader::RegistryReader(registry::Client& client, registry::Reference repository)
+    : m_client(client), m_repository(std::move(repository)) {
+  m_repository.tag.clear();
+  m_repository.digest.reset();
+}
+
+RegistryReader::RegistryReader(std::unique_ptr<registry::Client> client, registry::Reference repository)
+    : RegistryReader(*client, std::move(repository)) {
+  m_owned = std::move(client);
+}
+
+std::string RegistryReader::name() const {
+  return m_repository.name();
+}
+
+Result<registry::FetchedManifest> RegistryReader::fetch(std::string_view tag_or_digest) {
+  auto reference = m_repository;
+  if (tag_or_digest.starts_with("sha256:")) {
+    HWIMG_TRY_ASSIGN(reference.digest, oci::Digest::parse(tag_or_digest));
+  } else {
+    reference.tag = std::string(tag_or_digest);
+  }
+  HWIMG_TRY_ASSIGN(auto fetched, m_client.get_manifest(reference));
+  m_documents.insert_or_assign(fetched.digest, fetched.bytes);
+  return fetched;
+}
+
+Result<oci::Descriptor> RegistryReader::resolve(std::string_view tag_or_digest) {
+  HWIMG_TRY_ASSIGN(auto fetched, fetch(tag_or_digest));
+  return oci::Descriptor{fetched.media_type, fetched.digest, static_cast<std::int64_t>(fetched.bytes.size()), {}, {}};
+}
+
+Result<std::string> RegistryReader::read(const oci::Descriptor& descriptor) {
+  std::string bytes;
+  if (const auto known = m_documents.find(descriptor.digest); known != m_documents.end()) {
+    bytes = known->second;
+  } else if (oci::media_type::is_index(descriptor.media_type) || oci::media_type::is_manifest(descriptor.media_type)) {
+    HWIMG_TRY_ASSIGN(auto fetched, fetch(descriptor.digest.str()));
+    bytes = std::move(fetched.bytes);
+  } else {
+    HWIMG_TRY_ASSIGN(bytes, m_client.get_blob(m_repository, descriptor.digest, oci::document_limit(descriptor)));
+  }
+  HWIMG_TRY(oci::verify_content(descriptor, bytes, name()));
+  return bytes;
+}
+
+std::string RegistryReader::pinned_reference(const oci::Digest& digest, std::string_view) const {
+  return m_repository.name() + "@" + digest.str();
+}
+
+}  // namespace hwimg::image

@@ -1,0 +1,39 @@
+#pragma once
+// An ImageReader over one repository of a registry: manifests by tag or digest (every OCI and
+// Docker type accepted), configs as blobs. Documents already fetched are served from memory, so
+// resolving a tag and then reading it costs one request.
+
+#include <map>
+#include <memory>
+
+#include "hwimg/image/reader.hpp"
+#include "hwimg/registry/client.hpp"
+
+namespace hwimg::image {
+
+class RegistryReader final : public ImageReader {
+public:
+  // Reads through `client`, which must outlive the reader.
+  RegistryReader(registry::Client& client, registry::Reference repository);
+  // Reads through a client of its own.
+  RegistryReader(std::unique_ptr<registry::Client> client, registry::Reference repository);
+
+  [[nodiscard]] std::string name() const override;
+  [[nodiscard]] Result<oci::Descriptor> resolve(std::string_view tag_or_digest) override;
+  [[nodiscard]] Result<std::string> read(const oci::Descriptor& descriptor) override;
+  [[nodiscard]] std::optional<std::filesystem::path> local_blob(const oci::Digest&) const override {
+    return std::nullopt;
+  }
+  [[nodiscard]] std::string pinned_reference(const oci::Digest& digest, std::string_view preferred_tag) const override;
+
+  // The manifest as the registry served it (bytes, media type, digest) for a tag or digest.
+  [[nodiscard]] Result<registry::FetchedManifest> fetch(std::string_view tag_or_digest);
+
+private:
+  std::unique_ptr<registry::Client> m_owned;
+  registry::Client& m_client;
+  registry::Reference m_repository;
+  std::map<oci::Digest, std::string> m_documents;  // fetched manifests and indexes by digest
+};
+
+}  // namespace hwimg::image
