@@ -1,5 +1,5 @@
 #pragma once
-// `hwimg select REF`: the one variant of REF that runs on this host (DESIGN.md sections 2 and 5).
+// `hwimg select REF`: the one variant of REF that runs on this host (docs/selection.md).
 
 #include <filesystem>
 #include <optional>
