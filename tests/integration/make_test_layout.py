@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a multi-variant OCI image layout shaped like hwimg's (DESIGN.md section 3) for the
+"""Writes a multi-variant OCI image layout shaped like hwimg's (docs/selection.md#annotations) for the
 registry tests, without depending on `hwimg build`.
 
   make_test_layout.py DIR TAG [--variants N] [--shared-size BYTES] [--variant-size BYTES] [--seed S]

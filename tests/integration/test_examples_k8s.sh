@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # examples/k8s: the DaemonSet's own `hwimg probe --format nfd --output` command writes a feature
-# file that Node Feature Discovery accepts (reference/oci.md section 7): names, prefixes, values,
+# file that Node Feature Discovery accepts (docs/compatibility.md#nfd-labels): names, prefixes, values,
 # size, written by rename; and it carries every hwimg.org label the workloads select on.
 # (The YAML structure is checked by tests/unit/test_fanout_examples.cpp.)
 source "$(dirname "$0")/lib.sh"

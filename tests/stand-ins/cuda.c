@@ -1,5 +1,5 @@
 /* A stand-in for NVIDIA's libcuda.so.1 with the CUDA driver API's real names, signatures and
- * values (reference/nvidia-interfaces.md section 2). One build per scenario:
+ * values (docs/compatibility.md#cuda-driver-api). One build per scenario:
  *   STANDIN_h100  cuInit succeeds; one H100 (compute capability 9.0), CUDA 13.0
  *   STANDIN_hang  cuInit never returns, as on a wedged driver */
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* A stand-in for NVIDIA's libnvidia-ml.so.1 with NVML's real names, signatures and enum values
- * (reference/nvidia-interfaces.md section 1), so the probe's real dlopen/dlsym path runs on a
+ * (docs/compatibility.md#nvml), so the probe's real dlopen/dlsym path runs on a
  * machine without a GPU. One build per scenario:
  *   STANDIN_h100    one H100, driver 580.65.06, CUDA 13.0
  *   STANDIN_two     an H100 and an L4, plus a third GPU the caller may not open

@@ -24,7 +24,7 @@ bool accepts(const RequireExpression& expression, const RequireHost& facts) {
   return !unsatisfied_condition(expression, facts).has_value();
 }
 
-// NVIDIA's nvidia/cuda images (reference/cuda.md §6.4).
+// NVIDIA's nvidia/cuda images (docs/compatibility.md#nvidia-require-in-nvidia-images).
 const std::string cuda_11_8 =
     "cuda>=11.8 brand=tesla,driver>=470,driver<471 brand=unknown,driver>=470,driver<471 "
     "brand=nvidia,driver>=470,driver<471 brand=nvidiartx,driver>=470,driver<471 "

@@ -8,7 +8,7 @@ using namespace select_test;
 
 namespace {
 
-// nvidia/cuda:12.6.3-base-ubuntu22.04 (reference/cuda.md §6.4).
+// nvidia/cuda:12.6.3-base-ubuntu22.04 (docs/compatibility.md#nvidia-require-in-nvidia-images).
 std::string cuda_12_6_3() {
   std::string text = "cuda>=12.6";
   for (const auto* branch : {"470", "535", "550"}) {

@@ -1,4 +1,4 @@
-// DESIGN.md section 5 ranking: each key decides when the keys before it tie.
+// docs/selection.md#ranking: each key decides when the keys before it tie.
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// DESIGN.md section 5 rules, one table per rule: which variant is compatible and the exact reasons.
+// docs/selection.md#rules, one table per rule: which variant is compatible and the exact reasons.
 
 #include <doctest/doctest.h>
 

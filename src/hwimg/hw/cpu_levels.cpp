@@ -7,7 +7,7 @@
 namespace hwimg::hw {
 namespace {
 
-// glibc's sets (reference/cpu.md section 1); XSAVE stands for the invisible OSXSAVE on /proc.
+// glibc's sets (docs/compatibility.md#x86-64-levels); XSAVE stands for the invisible OSXSAVE on /proc.
 constexpr std::array<std::string_view, 8> k_v1{"cmov", "cx8", "fpu", "fxsr", "mmx", "sse", "sse2", "syscall"};
 constexpr std::array<std::string_view, 7> k_v2{"cx16", "lahf_lm", "pni", "popcnt", "sse4_1", "sse4_2", "ssse3"};
 constexpr std::array<std::string_view, 9> k_v3{"abm", "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "xsave"};

@@ -24,7 +24,7 @@ using FeatureSet = std::set<std::string, std::less<>>;
 [[nodiscard]] FeatureSet make_feature_set(std::span<const std::string> names);
 
 // False for flags no compiler emits code for (pku, flush_l1d, tsc_adjust, evtstrm, ...): VMs hide
-// them, so a named target never requires them (DESIGN.md section 5 rule 2).
+// them, so a named target never requires them (docs/selection.md#rule-2-cpu).
 [[nodiscard]] bool is_instruction_set_feature(std::string_view name);
 
 enum class X86Level : int { v1 = 1, v2 = 2, v3 = 3, v4 = 4 };

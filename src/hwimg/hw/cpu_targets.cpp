@@ -8,7 +8,7 @@
 namespace hwimg::hw {
 namespace {
 
-// One row of reference/cpu.md section 3: features are those added over the parents.
+// One row of docs/compatibility.md#archspec-names: features are those added over the parents.
 struct Row {
   std::string_view name;
   CpuArch arch;

@@ -1,6 +1,6 @@
 #pragma once
-// Named CPU targets: the x86-64 psABI levels and archspec's microarchitectures
-// (reference/cpu.md sections 3 and 5), with the lookups the matrix, the probe and the selector use.
+// Named CPU targets: the x86-64 psABI levels and archspec's microarchitectures, with the lookups the
+// matrix, the probe and the selector use (docs/compatibility.md#named-cpu-targets).
 
 #include <optional>
 #include <span>

@@ -26,7 +26,7 @@ struct ToolkitRelease {
   std::string_view native_driver;  // empty: not published
 };
 
-// reference/cuda.md §4.1, the GA row of each release (Linux x86_64).
+// docs/compatibility.md#cuda-toolkit-drivers, the GA row of each release (Linux x86_64).
 constexpr std::array toolkit_releases{
     ToolkitRelease{{11, 0}, "450.51.05"},  ToolkitRelease{{11, 1}, "455.23"},
     ToolkitRelease{{11, 2}, "460.27.03"},  ToolkitRelease{{11, 3}, "465.19.01"},
@@ -55,7 +55,7 @@ struct DriverBranch {
   CudaVersion cuda;
 };
 
-// reference/cuda.md §4.2. Branch 565 reports 12.7 although no 12.7 toolkit exists.
+// docs/compatibility.md#cuda-driver-branches. Branch 565 reports 12.7 although no 12.7 toolkit exists.
 constexpr std::array driver_branches{
     DriverBranch{450, {11, 0}}, DriverBranch{455, {11, 1}}, DriverBranch{460, {11, 2}},
     DriverBranch{465, {11, 3}}, DriverBranch{470, {11, 4}}, DriverBranch{495, {11, 5}},
@@ -127,8 +127,8 @@ std::optional<DriverVersion> toolkit_native_driver(CudaVersion toolkit) {
 }
 
 std::optional<DriverVersion> minor_compat_floor(int major) {
-  // NVIDIA's table (reference/cuda.md §5.1); 11.x uses the footnote's 450.80.02, since 11.0
-  // shipped with an older driver.
+  // NVIDIA's table (docs/compatibility.md#cuda-driver-floors); 11.x uses the footnote's 450.80.02,
+  // since 11.0 shipped with an older driver.
   switch (major) {
     case 11: return DriverVersion::parse("450.80.02");
     case 12: return DriverVersion::parse("525");

@@ -1,7 +1,7 @@
 #pragma once
-// CUDA toolkit releases, NVIDIA driver versions and how they relate (reference/cuda.md §4, §5):
-// which driver a toolkit needs natively, which CUDA version a driver branch supports, and the
-// minor-version-compatibility floors per major (DESIGN.md section 5 rule 4).
+// CUDA toolkit releases, NVIDIA driver versions and how they relate: which driver a toolkit needs
+// natively, which CUDA version a driver branch supports (docs/compatibility.md#cuda-toolkits-and-drivers),
+// and the minor-version-compatibility floors per major (docs/selection.md#rule-4-cuda-driver).
 
 #include <compare>
 #include <optional>
@@ -60,8 +60,9 @@ private:
 
 enum class CudaCompatibility { native, minor_version, none };
 
-// How a host runs code built with `toolkit` (section 5 rule 4, without the device-code part:
-// minor-version compatibility also needs every GPU served by SASS, which the caller checks).
+// How a host runs code built with `toolkit` (docs/selection.md#rule-4-cuda-driver, without the
+// device-code part: minor-version compatibility also needs every GPU served by SASS, which the
+// caller checks).
 // `host_driver` may be absent (facts from cuDriverGetVersion only); then the same major suffices.
 [[nodiscard]] CudaCompatibility cuda_compatibility(CudaVersion toolkit, CudaVersion host_cuda,
                                                    const std::optional<DriverVersion>& host_driver);

@@ -19,7 +19,7 @@ constexpr std::uint64_t flag_arch_specific = 0x100000;
 constexpr std::uint64_t flag_family = 0x200000;
 
 // The SM number a cubin's e_flags carry: bits 8-15 from ABI version 8 (CUDA 13), the low byte
-// before (reference/nvidia-interfaces.md §4.7).
+// before (docs/compatibility.md#cubin-elf-header).
 int cubin_sm(const ElfHeader& header) {
   return static_cast<int>(header.abi_version >= 8 ? (header.flags >> 8) & 0xff : header.flags & 0xff);
 }
@@ -28,7 +28,7 @@ constexpr std::uint32_t section_symtab = 2;  // SHT_SYMTAB
 constexpr std::uint64_t symbol_size = 24;
 constexpr std::uint8_t symbol_function = 2;  // STT_FUNC
 
-// Whether a cubin defines functions: device-link stubs define none (reference §4.1, §4.9).
+// Whether a cubin defines functions; device-link stubs do not (docs/compatibility.md#fatbin-sections).
 Result<bool> cubin_has_functions(std::span<const std::byte> cubin, std::string_view cubin_name) {
   const auto sections = read_elf_sections(cubin, cubin_name);
   if (!sections) {

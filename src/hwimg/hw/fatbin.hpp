@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA fatbinary inside host ELF files (reference/nvidia-interfaces.md §4): which SASS and PTX
+// The CUDA fatbinary inside host ELF files (docs/compatibility.md#fatbin-format): which SASS and PTX
 // images a binary really carries, so the builder can check what it labels.
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 #pragma once
 // Fatbin entry payloads: nvcc compresses PTX by default and every entry with -compress-all, with
-// zstd (flag 0x8000) or a raw LZ4 block (flag 0x2000) (reference/nvidia-interfaces.md §4.5).
+// zstd (flag 0x8000) or a raw LZ4 block (flag 0x2000) (docs/compatibility.md#fatbin-compression).
 
 #include <cstddef>
 #include <cstdint>

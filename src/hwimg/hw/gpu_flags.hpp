@@ -1,5 +1,5 @@
 #pragma once
-// Compiler spellings of a target list (reference/cuda.md §3.1, §3.2).
+// Compiler spellings of a target list (docs/compatibility.md#nvcc-and-cmake-spellings).
 
 #include <span>
 #include <string>

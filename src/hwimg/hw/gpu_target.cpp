@@ -24,8 +24,8 @@ constexpr ArchFeatures base = ArchFeatures::baseline;
 constexpr ArchFeatures fam = ArchFeatures::family;
 constexpr ArchFeatures arch = ArchFeatures::arch_specific;
 
-// reference/cuda.md §3 (nvcc 13.0 --list-gpu-code plus the toolkit matrix); each row covers the
-// sm_ and compute_ spelling alike.
+// docs/compatibility.md#gpu-targets-by-toolkit (nvcc 13.0 --list-gpu-code, NVIDIA's matrix); each
+// row covers the sm_ and compute_ spelling alike.
 constexpr std::array target_support{
     TargetSupport{35, base, {0, 0}, CudaVersion{12, 0}, ""},
     TargetSupport{37, base, {0, 0}, CudaVersion{12, 0}, ""},
@@ -74,7 +74,7 @@ struct Family {
   std::size_t count;
 };
 
-// The current Programming Guide's families (reference/cuda.md §2 and §9.1); 10.1 is Thor under
+// The current Programming Guide's families (docs/compatibility.md#gpu-families); 10.1 is Thor under
 // CUDA 12.8/12.9, renumbered 11.0 since.
 constexpr std::array families{
     Family{{10, 0}, {{{10, 0}, {10, 3}, {10, 7}}}, 3}, Family{{10, 1}, {{{10, 1}}}, 1},

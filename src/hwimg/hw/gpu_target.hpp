@@ -1,7 +1,7 @@
 #pragma once
 // GPU compute capabilities and device-code targets (`sm_XY[a|f]` SASS, `compute_XY[a|f]` PTX):
-// names, which toolkit compiles which, and how a target serves a device (reference/cuda.md §2-§3,
-// DESIGN.md section 5 rule 3 and ranking key 2).
+// names, which toolkit compiles which, and how a target serves a device (docs/compatibility.md#gpu-targets,
+// docs/selection.md#rule-3-gpu-code, docs/selection.md#ranking key 2).
 
 #include <compare>
 #include <optional>
@@ -57,7 +57,7 @@ struct GpuTarget {
 // The compute capabilities of family `f` targets (current guide: sm_100f on 10.0, 10.3, 10.7).
 [[nodiscard]] std::span<const ComputeCapability> family_members(ComputeCapability family);
 
-// How a target's code serves a device, best first (DESIGN.md section 5 ranking key 2).
+// How a target's code serves a device, best first (docs/selection.md#ranking key 2).
 enum class ServeKind { arch_specific, family, sass_same, sass_lower_minor, ptx_jit, none };
 
 struct Serving {

@@ -1,6 +1,6 @@
 #pragma once
-// NVIDIA_REQUIRE_* expressions (reference/cuda.md §6.2): parse and evaluate them as
-// libnvidia-container does, and write the one a variant carries (DESIGN.md section 3).
+// NVIDIA_REQUIRE_* expressions (docs/compatibility.md#nvidia-require-grammar): parse and evaluate
+// them as libnvidia-container does; write a variant's (docs/selection.md#nvidia_require_cuda).
 
 #include <optional>
 #include <span>
@@ -64,7 +64,7 @@ struct RequireHost {
 
 // The NVIDIA_REQUIRE_CUDA of a variant built with `toolkit` for `targets`: per GPU, native CUDA and
 // any target serving it, or the major's minor-version floor and SASS serving it. It never refuses a
-// host section 5 accepts. Empty for a variant without GPU targets.
+// host the rules accept (docs/selection.md#rules). Empty for a variant without GPU targets.
 [[nodiscard]] std::string nvidia_require_cuda(CudaVersion toolkit, std::span<const GpuTarget> targets);
 
 }  // namespace hwimg::hw

@@ -1,5 +1,5 @@
 #pragma once
-// Expands a matrix file into variants (DESIGN.md section 2a): the axes' product, `exclude` and
+// Expands a matrix file into variants (docs/matrix.md): the axes' product, `exclude` and
 // `include` with GitHub Actions semantics, `gpu: none` collapsing the cuda axis, `ptx: true`, and
 // validation of every combination against the knowledge tables in hw/.
 

@@ -1,5 +1,5 @@
 #pragma once
-// A matrix file as written (DESIGN.md section 2a), its values checked by name and positioned for
+// A matrix file as written (docs/matrix.md), its values checked by name and positioned for
 // messages; expansion (expand.hpp) turns it into variants. yaml-cpp stays inside the .cpp.
 
 #include <filesystem>

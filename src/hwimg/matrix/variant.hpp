@@ -23,10 +23,10 @@ struct Variant {
   std::vector<std::string> cpu_features;   // instruction-set features the target adds over its level
   std::string cpu_march;                   // GCC flags for the matrix's GCC version
   oci::Platform platform;                  // linux/amd64 with v2..v4 (none for v1), or linux/arm64
-  oci::Annotations annotations;            // the org.hwimg.* pairs (oci/annotations.hpp)
+  oci::Annotations annotations;            // the org.hwimg.* pairs of docs/selection.md#annotations
   std::string nvidia_require_cuda;         // NVIDIA_REQUIRE_CUDA; empty for CPU-only variants
   std::filesystem::path cuda_home;         // where the toolkit should be; checked by resolve_toolkit
-  // ${...} values of DESIGN.md section 2a except `out`: variant, cuda.version, cuda.home,
+  // ${...} values of docs/recipe.md except `out`: variant, cuda.version, cuda.home,
   // gpu.targets, gpu.gencode, gpu.cmake, cpu.level, cpu.target, cpu.march ("" where not applicable).
   std::map<std::string, std::string> variables;
 

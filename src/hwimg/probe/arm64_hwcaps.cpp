@@ -9,7 +9,7 @@
 namespace hwimg::probe {
 namespace {
 
-// Linux uapi hwcap.h in /proc/cpuinfo spelling (lower case, no underscores), reference/cpu.md 4.
+// Linux uapi hwcap.h bits in /proc/cpuinfo spelling (docs/compatibility.md#aarch64-hwcaps).
 constexpr std::array<std::string_view, 32> k_hwcap{
     "fp",     "asimd",   "evtstrm", "aes",      "pmull", "sha1",  "sha2",  "crc32",
     "atomics", "fphp",   "asimdhp", "cpuid",    "asimdrdm", "jscvt", "fcma", "lrcpc",

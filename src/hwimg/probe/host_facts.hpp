@@ -1,6 +1,6 @@
 #pragma once
-// The facts about a host that selection needs (DESIGN.md section 4): what `hwimg probe` prints
-// and what `hwimg select --host FILE` reads.
+// The facts about a host that selection needs: what `hwimg probe` prints and what
+// `hwimg select --host FILE` reads (docs/selection.md#host-facts).
 
 #include <cstdint>
 #include <optional>
@@ -50,7 +50,7 @@ struct HostFacts {
 // Fills cpu.level and cpu.microarch from features and vendor where absent.
 void derive_cpu_facts(CpuFacts& cpu);
 
-// Pretty JSON with the schema of DESIGN.md section 4, ending in a newline.
+// Pretty JSON with the schema of docs/selection.md#host-facts, ending in a newline.
 [[nodiscard]] std::string to_json(const HostFacts& facts);
 [[nodiscard]] std::string to_json(const NvidiaFacts& nvidia);
 

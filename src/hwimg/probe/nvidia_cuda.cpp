@@ -7,7 +7,7 @@
 namespace hwimg::probe {
 namespace {
 
-// The CUDA driver API's C interface (reference/nvidia-interfaces.md section 2).
+// The CUDA driver API's C interface (docs/compatibility.md#cuda-driver-api).
 using CUresult = int;
 using CUdevice = int;
 struct CUuuid {

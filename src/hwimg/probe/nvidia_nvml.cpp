@@ -7,7 +7,7 @@
 namespace hwimg::probe {
 namespace {
 
-// NVML's C interface (reference/nvidia-interfaces.md section 1; enums are 4-byte ints).
+// NVML's C interface (docs/compatibility.md#nvml; enums are 4-byte ints).
 using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
 struct nvmlMemory_t {

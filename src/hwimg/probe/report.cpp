@@ -10,7 +10,7 @@ namespace hwimg::probe {
 namespace {
 
 // Kubernetes label name/value syntax: at most 63 characters, [A-Za-z0-9] at both ends,
-// [-A-Za-z0-9_.] inside (reference/cpu.md section 6).
+// [-A-Za-z0-9_.] inside (docs/compatibility.md#nfd-labels).
 bool valid_label_part(std::string_view text) {
   const auto alnum = [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');

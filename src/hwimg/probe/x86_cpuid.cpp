@@ -15,7 +15,7 @@ namespace hwimg::probe {
 namespace {
 
 enum class Reg { eax, ebx, ecx, edx };
-// Which XCR0 state a feature needs before the OS lets a program use it (reference/cpu.md 1.1).
+// The XCR0 state the OS must enable before a feature is usable (docs/compatibility.md#xcr0-os-state).
 enum class State { none, xsave, avx, avx512, amx };
 
 struct Bit {
@@ -29,7 +29,7 @@ struct Bit {
 
 constexpr std::uint32_t k_ext = 0x80000000;
 
-// reference/cpu.md sections 1 and 2, /proc/cpuinfo names.
+// /proc/cpuinfo names (docs/compatibility.md#x86-64-levels, docs/compatibility.md#x86-feature-names).
 constexpr std::array k_bits{
     Bit{"fpu", 1, 0, Reg::edx, 0, State::none},
     Bit{"cx8", 1, 0, Reg::edx, 8, State::none},

@@ -1,5 +1,5 @@
 #pragma once
-// Recipe files (DESIGN.md §2a): what to build, which directories become layers, the image config.
+// Recipe files (docs/recipe.md): what to build, which directories become layers, the image config.
 // Strings keep their file position so every later error can name file:line:column.
 
 #include <filesystem>

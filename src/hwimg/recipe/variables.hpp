@@ -11,7 +11,7 @@ namespace hwimg::recipe {
 
 using Variables = std::map<std::string, std::string>;
 
-// Every variable a recipe may use (DESIGN.md §2a), set for each variant.
+// Every variable a recipe may use (docs/recipe.md), set for each variant.
 [[nodiscard]] const std::vector<std::string>& known_variables();
 
 [[nodiscard]] Result<std::string> substitute(const LocatedString& text, const Variables& variables);

@@ -1,7 +1,7 @@
 #pragma once
 // One variant of an image as the selector sees it: its descriptor in the index and, for a variant
 // without hwimg annotations, what its image config says (platform, environment, labels). From
-// these come its requirements (docs/selection.md).
+// these come its requirements (docs/selection.md#annotations, docs/selection.md#rules).
 
 #include <optional>
 #include <string>

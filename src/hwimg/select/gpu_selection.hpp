@@ -1,6 +1,6 @@
 #pragma once
 // Which GPUs the container will get (`--gpus`, or NVIDIA_VISIBLE_DEVICES as the NVIDIA runtime
-// reads it, reference/cuda.md §7): the GPUs section 5 judges a variant on.
+// reads it, docs/compatibility.md#nvidia-visible-devices): the GPUs the rules judge a variant on.
 
 #include <optional>
 #include <string>

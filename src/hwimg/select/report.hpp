@@ -1,6 +1,6 @@
 #pragma once
-// What `hwimg select` prints: the reference line, the JSON object of DESIGN.md section 2, and the
-// --explain table of every variant.
+// What `hwimg select` prints (docs/selection.md#select-output): the reference line, the JSON object,
+// and the --explain table of every variant.
 
 #include <string>
 

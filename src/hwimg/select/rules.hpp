@@ -1,5 +1,5 @@
 #pragma once
-// DESIGN.md section 5: whether one variant runs on a host (every failed rule, in words a user can
+// docs/selection.md#rules: whether one variant runs on a host (every failed rule, in words a user can
 // act on) and the key that ranks the compatible ones.
 
 #include <compare>
@@ -13,7 +13,7 @@
 
 namespace hwimg::select {
 
-// The ranking keys of section 5, in order; a greater key is a better variant.
+// The ranking keys of docs/selection.md#ranking, in order; a greater key is a better variant.
 struct RankKey {
   bool uses_gpu = false;               // 1. GPU code over CPU-only when GPUs are considered
   hw::Serving gpu_serving;             // 2. code quality on the worst-served GPU

@@ -1,6 +1,6 @@
 #pragma once
 // The pure core of `hwimg select`: every candidate judged against a host, the compatible ones
-// ranked, the best chosen (DESIGN.md section 5).
+// ranked, the best chosen (docs/selection.md#rules, docs/selection.md#ranking).
 
 #include <optional>
 #include <vector>

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Turns a /proc/cpuinfo capture (vendor, family, model, model name, flags) into the CPUID dump
 format `hwimg probe --cpuid-dump` prints, for CPUs we have no register capture of. Its bit table
-is transcribed separately from the one in src/hwimg/probe/x86_cpuid.cpp (reference/cpu.md 1-2),
-so a typo in either shows up as a test failure.
+is transcribed separately from the one in src/hwimg/probe/x86_cpuid.cpp
+(docs/compatibility.md#x86-feature-names), so a typo in either shows up as a test failure.
 
 usage: encode_cpuinfo.py CPUINFO XCR0_HEX [--source TEXT] > DUMP
 """
