@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/util/files.hpp"
+#include "hwimg/util/detail/json_reader.hpp"
 
 namespace hwimg::build {
 namespace fs = std::filesystem;
@@ -82,9 +82,9 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const Varian
 std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std::string& key) {
   auto text = util::read_file(cache_file(layout.root(), key));
   if (!text) return std::nullopt;
-  const auto entry = nlohmann::json::parse(*text, nullptr, false);
-  if (entry.is_discarded() || !entry.is_object() || !entry.contains("index")) return std::nullopt;
-  auto index = oci::parse_index(entry["index"].dump());
+  const auto entry = util::json::parse_object(*text);
+  if (!entry || !entry->contains("index")) return std::nullopt;
+  auto index = oci::parse_index((*entry)["index"].dump());
   if (!index || index->manifests.size() != 1) return std::nullopt;
   const auto& manifest_descriptor = index->manifests.front();
   auto manifest_bytes = layout.read_blob(manifest_descriptor);
@@ -94,15 +94,15 @@ std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std:
   for (const auto& layer : manifest->layers) {
     if (!layout.has_blob(layer.digest)) return std::nullopt;
   }
-  return BuiltVariant{entry.value("variant", ""), manifest_descriptor, true};
+  return BuiltVariant{entry->value("variant", ""), manifest_descriptor, true};
 }
 
 Result<void> remember_variant(const oci::Layout& layout, const std::string& key, const BuiltVariant& variant) {
   HWIMG_TRY(util::make_directories(layout.state_directory() / "cache"));
   oci::Index holder;
   holder.manifests.push_back(variant.manifest);
-  const nlohmann::json entry = {{"variant", variant.id},
-                                {"index", nlohmann::json::parse(oci::to_json(holder))}};
+  const util::json::Json entry = {{"variant", variant.id},
+                                {"index", util::json::Json::parse(oci::to_json(holder))}};
   return util::write_file_atomic(cache_file(layout.root(), key), entry.dump());
 }
 

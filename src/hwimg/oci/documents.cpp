@@ -1,11 +1,12 @@
 #include "hwimg/oci/documents.hpp"
 
-#include <nlohmann/json.hpp>
+#include "hwimg/util/detail/json_reader.hpp"
 
 namespace hwimg::oci {
 namespace {
 
-using json = nlohmann::json;
+using json = util::json::Json;
+using util::json::Kind;
 
 // Reads typed fields out of a JSON object, remembering the first type error with its path.
 class Reader {
@@ -13,18 +14,18 @@ public:
   Reader(const json& object, std::string path) : m_object(object), m_path(std::move(path)) {}
 
   [[nodiscard]] std::string string(std::string_view key, bool required = false) {
-    const auto* value = find(key, json::value_t::string, "a string", required);
+    const auto* value = find(key, Kind::string, required);
     return value != nullptr ? value->get<std::string>() : std::string();
   }
   [[nodiscard]] std::int64_t integer(std::string_view key, bool required = false) {
-    const auto* value = find(key, json::value_t::number_unsigned, "a non-negative integer", required);
+    const auto* value = find(key, Kind::non_negative_integer, required);
     return value != nullptr ? value->get<std::int64_t>() : 0;
   }
   [[nodiscard]] const json* object(std::string_view key, bool required = false) {
-    return find(key, json::value_t::object, "an object", required);
+    return find(key, Kind::object, required);
   }
   [[nodiscard]] const json* array(std::string_view key, bool required = false) {
-    return find(key, json::value_t::array, "an array", required);
+    return find(key, Kind::array, required);
   }
   [[nodiscard]] std::optional<std::vector<std::string>> strings(std::string_view key) {
     const auto* value = array(key);
@@ -80,22 +81,16 @@ public:
   [[nodiscard]] const std::optional<std::string>& error() const { return m_error; }
 
 private:
-  const json* find(std::string_view key, json::value_t type, std::string_view expected, bool required) {
-    const auto it = m_object.find(std::string(key));
-    if (it == m_object.end() || it->is_null()) {
-      if (required) {
-        note_error(fmt::format("{}.{}: missing", m_path, key));
-      }
+  const json* find(std::string_view key, Kind kind, bool required) {
+    const auto value = util::json::member(m_object, key, kind);
+    if (!value) {
+      note_error(fmt::format("{}.{}: {}, got {}", m_path, key, value.error().message, m_object.at(key).type_name()));
       return nullptr;
     }
-    const bool matches = it->type() == type ||
-                         (type == json::value_t::number_unsigned && it->is_number_integer() &&
-                          it->get<std::int64_t>() >= 0);
-    if (!matches) {
-      note_error(fmt::format("{}.{}: expected {}, got {}", m_path, key, expected, it->type_name()));
-      return nullptr;
+    if (*value == nullptr && required) {
+      note_error(fmt::format("{}.{}: missing", m_path, key));
     }
-    return &*it;
+    return *value;
   }
 
   const json& m_object;

@@ -3,12 +3,12 @@
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
+#include "hwimg/util/pipe_reader.hpp"
 
 namespace hwimg::probe {
 namespace {
@@ -60,33 +60,14 @@ Result<std::string> run_in_child(const std::function<std::string()>& body, std::
 
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string output;
-  char buffer[4096];
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      abandon(pid);
-      return fail("timed out after {} ms", timeout.count());
-    }
-    pollfd poll_fd{read_end.get(), POLLIN, 0};
-    const int ready = ::poll(&poll_fd, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) {
-      continue;
-    }
-    if (ready < 0) {
-      abandon(pid);
-      return fail("failed to wait for the probe process: {}", util::errno_text(errno));
-    }
-    if (ready == 0) {
-      continue;
-    }
-    const auto got = ::read(read_end.get(), buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got <= 0) {
-      break;
-    }
-    output.append(buffer, static_cast<std::size_t>(got));
+  const auto read = util::read_pipe_until(read_end.get(), deadline, [&](std::string_view data) { output += data; });
+  if (read.end == util::PipeEnd::timed_out) {
+    abandon(pid);
+    return fail("timed out after {} ms", timeout.count());
+  }
+  if (read.end == util::PipeEnd::failed) {
+    abandon(pid);
+    return fail("failed to wait for the probe process: {}", util::errno_text(read.error_number));
   }
 
   // The pipe closes when the child exits; keep to the deadline in case something else held it.

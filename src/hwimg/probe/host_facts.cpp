@@ -2,15 +2,15 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
-
 #include "hwimg/hw/cpu_targets.hpp"
+#include "hwimg/util/detail/json_reader.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::probe {
 namespace {
 
-using json = nlohmann::ordered_json;
+using json = nlohmann::ordered_json;  // written in a stable, readable key order
+using util::json::Json;
 
 json optional_value(const auto& value) {
   return value ? json(*value) : json(nullptr);
@@ -43,41 +43,23 @@ public:
                 fmt::format(format, std::forward<Args>(args)...));
   }
 
-  Result<std::optional<std::string>> string(const json& parent, std::string_view name, std::string_view key) const {
-    const auto it = parent.find(name);
-    if (it == parent.end() || it->is_null()) {
-      return std::nullopt;
-    }
-    if (!it->is_string()) {
-      return error(key, "expected a string");
-    }
-    return it->get<std::string>();
+  template <typename T>
+  Result<T> named(Result<T> value, std::string_view key) const {
+    if (!value) return error(key, "{}", value.error().message);
+    return value;
   }
 
-  Result<std::optional<std::int64_t>> integer(const json& parent, std::string_view name, std::string_view key) const {
-    const auto it = parent.find(name);
-    if (it == parent.end() || it->is_null()) {
-      return std::nullopt;
-    }
-    if (!it->is_number_integer()) {
-      return error(key, "expected an integer");
-    }
-    return it->get<std::int64_t>();
+  Result<std::optional<std::string>> string(const Json& parent, std::string_view name, std::string_view key) const {
+    return named(util::json::string_member(parent, name), key);
   }
 
-  Result<std::vector<std::string>> strings(const json& parent, std::string_view name, std::string_view key) const {
-    std::vector<std::string> values;
-    const auto it = parent.find(name);
-    if (it == parent.end() || it->is_null()) {
-      return values;
-    }
-    if (!it->is_array() || !std::ranges::all_of(*it, [](const json& v) { return v.is_string(); })) {
-      return error(key, "expected an array of strings");
-    }
-    for (const auto& value : *it) {
-      values.push_back(value.get<std::string>());
-    }
-    return values;
+  Result<std::optional<std::int64_t>> integer(const Json& parent, std::string_view name, std::string_view key) const {
+    return named(util::json::integer_member(parent, name), key);
+  }
+
+  Result<std::vector<std::string>> strings(const Json& parent, std::string_view name, std::string_view key) const {
+    HWIMG_TRY_ASSIGN(auto values, named(util::json::strings_member(parent, name), key));
+    return values.value_or(std::vector<std::string>{});
   }
 
 private:
@@ -91,7 +73,7 @@ bool is_version_text(std::string_view text) {
          });
 }
 
-Result<CpuFacts> read_cpu(const Reader& reader, const json& cpu) {
+Result<CpuFacts> read_cpu(const Reader& reader, const Json& cpu) {
   CpuFacts facts;
   HWIMG_TRY_ASSIGN(auto arch, reader.string(cpu, "arch", "cpu.arch"));
   if (!arch) {
@@ -138,7 +120,7 @@ Result<CpuFacts> read_cpu(const Reader& reader, const json& cpu) {
   return facts;
 }
 
-Result<GpuFacts> read_gpu(const Reader& reader, const json& gpu, std::size_t position) {
+Result<GpuFacts> read_gpu(const Reader& reader, const Json& gpu, std::size_t position) {
   const auto key = [&](std::string_view name) { return fmt::format("nvidia.gpus[{}].{}", position, name); };
   if (!gpu.is_object()) {
     return reader.error(fmt::format("nvidia.gpus[{}]", position), "expected an object");
@@ -167,7 +149,7 @@ Result<GpuFacts> read_gpu(const Reader& reader, const json& gpu, std::size_t pos
   return facts;
 }
 
-Result<NvidiaFacts> read_nvidia(const Reader& reader, const json& nvidia) {
+Result<NvidiaFacts> read_nvidia(const Reader& reader, const Json& nvidia) {
   NvidiaFacts facts;
   HWIMG_TRY_ASSIGN(auto driver, reader.string(nvidia, "driver_version", "nvidia.driver_version"));
   if (driver && !is_version_text(*driver)) {
@@ -194,16 +176,8 @@ Result<NvidiaFacts> read_nvidia(const Reader& reader, const json& nvidia) {
   return facts;
 }
 
-Result<json> parse_json(std::string_view text, std::string_view file_name) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string_view what = e.what();
-    if (const auto end = what.find("] "); what.starts_with("[json.exception") && end != std::string_view::npos) {
-      what.remove_prefix(end + 2);
-    }
-    return fail("failed to read host facts {}: invalid JSON: {}", file_name, what);
-  }
+Result<Json> parse_json(std::string_view text, std::string_view file_name) {
+  return with_context(util::json::parse(text), fmt::format("failed to read host facts {}", file_name));
 }
 
 }  // namespace

@@ -9,7 +9,6 @@
 #include <sys/auxv.h>
 #endif
 
-#include <nlohmann/json.hpp>
 
 #include "hwimg/probe/arm64_hwcaps.hpp"
 #include "hwimg/probe/child_process.hpp"
@@ -18,6 +17,7 @@
 #include "hwimg/probe/nvidia_procfs.hpp"
 #include "hwimg/probe/x86_cpuid.hpp"
 #include "hwimg/util/files.hpp"
+#include "hwimg/util/detail/json_reader.hpp"
 
 namespace hwimg::probe {
 namespace {
@@ -43,10 +43,11 @@ Result<NvidiaFacts> run_step(const Query& query, std::chrono::milliseconds timeo
   if (!answer) {
     return std::unexpected(answer.error());
   }
-  const auto envelope = json::parse(*answer, nullptr, false);
-  if (envelope.is_discarded() || !envelope.is_object()) {
+  const auto parsed = util::json::parse_object(*answer);
+  if (!parsed) {
     return fail("the probe process gave no answer");
   }
+  const auto& envelope = *parsed;
   for (const auto& line : envelope.value("log", json::array())) {
     log(line.get<std::string>());
   }

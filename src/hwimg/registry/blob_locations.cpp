@@ -1,19 +1,19 @@
 #include "hwimg/registry/detail/blob_locations.hpp"
 
-#include <nlohmann/json.hpp>
 
 #include "hwimg/util/files.hpp"
+#include "hwimg/util/detail/json_reader.hpp"
 
 namespace hwimg::registry {
-using json = nlohmann::json;
+using json = util::json::Json;
 
 BlobLocations::Record BlobLocations::read(const std::filesystem::path& file) {
   Record record;
   auto text = util::read_file(file);
   if (!text) return record;
-  const auto doc = json::parse(*text, nullptr, false);
-  if (!doc.is_object()) return record;
-  for (const auto& [registry, blobs] : doc.items()) {
+  const auto doc = util::json::parse_object(*text);
+  if (!doc) return record;
+  for (const auto& [registry, blobs] : doc->items()) {
     if (!blobs.is_object()) continue;
     for (const auto& [digest, repositories] : blobs.items()) {
       if (!repositories.is_array()) continue;

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <set>
 
-#include <nlohmann/json.hpp>
 
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/detail/push.hpp"
 #include "hwimg/registry/detail/session.hpp"
 #include "hwimg/util/strings.hpp"
+#include "hwimg/util/detail/json_reader.hpp"
 
 namespace hwimg::registry {
 namespace {
@@ -162,8 +162,8 @@ Result<std::vector<std::string>> Client::list_tags(const Reference& ref) {
     auto response = expect_status(
         m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe), {200}, what);
     if (!response) return std::unexpected(response.error());
-    const auto body = json::parse(response->body, nullptr, false);
-    if (!body.is_object() || !(body.contains("tags") && (body["tags"].is_array() || body["tags"].is_null()))) {
+    const auto body = util::json::parse_object(response->body).value_or(json::object());
+    if (!(body.contains("tags") && (body["tags"].is_array() || body["tags"].is_null()))) {
       return fail("failed to {}: invalid JSON answer (expected {{\"name\", \"tags\": [...]}})", what);
     }
     if (body["tags"].is_array()) {

@@ -2,13 +2,13 @@
 
 #include <cstdlib>
 
-#include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/process.hpp"
 #include "hwimg/util/strings.hpp"
+#include "hwimg/util/detail/json_reader.hpp"
 
 namespace hwimg::registry {
 namespace fs = std::filesystem;
@@ -31,11 +31,9 @@ Result<json> read_config(const fs::path& path) {
   auto text = util::read_file(path);
   if (!text) return std::unexpected(text.error());
   // No parser message is quoted: it could echo part of a secret.
-  auto config = json::parse(*text, nullptr, false);
-  if (config.is_discarded() || !config.is_object()) {
-    return fail("failed to read {}: not a valid JSON object", path.string());
-  }
-  return config;
+  auto config = util::json::parse_object(*text);
+  if (!config) return fail("failed to read {}: not a valid JSON object", path.string());
+  return std::move(*config);
 }
 
 Result<std::optional<Credentials>> from_helper(const std::string& helper, const std::string& key) {
@@ -53,11 +51,12 @@ Result<std::optional<Credentials>> from_helper(const std::string& helper, const 
     return fail("failed to get credentials for {} from docker-credential-{}: exit status {}: {}", key, helper,
                 result->exit_status, util::tail_lines(output, 1));
   }
-  auto reply = json::parse(output, nullptr, false);
-  if (reply.is_discarded() || !reply.is_object() || !reply.contains("Secret") || !reply["Secret"].is_string()) {
+  auto parsed = util::json::parse_object(output);
+  if (!parsed || !parsed->contains("Secret") || !(*parsed)["Secret"].is_string()) {
     return fail("failed to get credentials for {} from docker-credential-{}: its answer is not the expected JSON", key,
                 helper);
   }
+  auto& reply = *parsed;
   Credentials c;
   c.username = reply.value("Username", std::string());
   if (c.username == "<token>") {

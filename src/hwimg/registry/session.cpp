@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <charconv>
 
-#include <nlohmann/json.hpp>
 
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/reference.hpp"
 #include "hwimg/util/strings.hpp"
+#include "hwimg/util/detail/json_reader.hpp"
 
 namespace hwimg::registry {
 namespace {
@@ -80,10 +80,10 @@ std::string describe(const Response& r) {
   auto out = fmt::format("HTTP {}", r.status);
   const auto type = r.header("content-type").value_or("");
   if (type.find("json") != std::string::npos) {
-    const auto body = json::parse(r.body, nullptr, false);
-    if (body.is_object() && body.contains("errors") && body["errors"].is_array()) {
+    const auto body = util::json::parse_object(r.body);
+    if (body && body->contains("errors") && (*body)["errors"].is_array()) {
       std::vector<std::string> parts;
-      for (const auto& e : body["errors"]) {
+      for (const auto& e : (*body)["errors"]) {
         if (!e.is_object()) continue;
         auto part = e.value("code", std::string());
         if (const auto message = e.value("message", std::string()); !message.empty()) part += ": " + message;
@@ -269,12 +269,9 @@ void Session::with_authorization(RegistryState& state, const Scopes& scopes, boo
       }
       return done(fail("failed to get a registry token: {}", describe(r)));
     }
-    const auto body = json::parse(r.body, nullptr, false);
-    std::string token;
-    if (body.is_object()) {
-      token = body.value("access_token", std::string());
-      if (token.empty()) token = body.value("token", std::string());
-    }
+    const auto body = util::json::parse_object(r.body).value_or(util::json::Json::object());
+    auto token = body.value("access_token", std::string());
+    if (token.empty()) token = body.value("token", std::string());
     if (token.empty()) return done(fail("failed to get a registry token: the answer holds no token"));
     auto lifetime = std::chrono::seconds(body.value("expires_in", std::int64_t{0}));
     lifetime = std::max<std::chrono::seconds>(lifetime, min_token_lifetime);

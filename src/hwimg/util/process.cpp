@@ -4,12 +4,12 @@
 #include <csignal>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
+#include "hwimg/util/pipe_reader.hpp"
 
 extern char** environ;
 
@@ -97,38 +97,18 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   ProcessResult result;
   const auto deadline = spec.timeout ? std::chrono::steady_clock::now() + *spec.timeout
                                      : std::chrono::steady_clock::time_point::max();
-  char buffer[16384];
-  while (true) {
-    int wait_ms = -1;
-    if (spec.timeout) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      wait_ms = static_cast<int>(std::max<long>(0, left.count()));
-    }
-    pollfd pfd{output_read.get(), POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, wait_ms);
-    if (ready < 0 && errno == EINTR) {
-      continue;
-    }
-    if (ready == 0) {
-      result.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      break;
-    }
-    const auto n = ::read(output_read.get(), buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      break;
-    }
+  const auto read = read_pipe_until(output_read.get(), deadline, [&](std::string_view data) {
     if (spec.echo_output) {
-      [[maybe_unused]] const auto ignored = ::write(STDERR_FILENO, buffer, static_cast<std::size_t>(n));
+      [[maybe_unused]] const auto ignored = ::write(STDERR_FILENO, data.data(), data.size());
     }
-    result.output.append(buffer, static_cast<std::size_t>(n));
+    result.output += data;
     if (result.output.size() > spec.max_output) {
       result.output.erase(0, result.output.size() - spec.max_output);
     }
+  });
+  if (read.end == PipeEnd::timed_out) {
+    result.timed_out = true;
+    ::kill(-pid, SIGKILL);
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
