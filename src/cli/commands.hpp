@@ -20,6 +20,7 @@ void add_tag_command(CLI::App& app, Action& action);
 void add_login_command(CLI::App& app, Action& action);
 void add_select_command(CLI::App& app, Action& action);
 void add_index_command(CLI::App& app, Action& action);
+void add_serve_command(CLI::App& app, Action& action);
 void add_completion_command(CLI::App& app, Action& action);
 
 }  // namespace hwimg::cli

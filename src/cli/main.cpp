@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   cli::add_login_command(app, action);
   cli::add_select_command(app, action);
   cli::add_index_command(app, action);
+  cli::add_serve_command(app, action);
   cli::add_completion_command(app, action);
 
   try {

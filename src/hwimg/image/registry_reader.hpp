@@ -28,6 +28,8 @@ public:
 
   // The manifest as the registry served it (bytes, media type, digest) for a tag or digest.
   [[nodiscard]] Result<registry::FetchedManifest> fetch(std::string_view tag_or_digest);
+  // A document fetched by other means (a mirror's own request), served from memory from now on.
+  void remember(const registry::FetchedManifest& document) { m_documents.insert_or_assign(document.digest, document.bytes); }
 
 private:
   std::unique_ptr<registry::Client> m_owned;

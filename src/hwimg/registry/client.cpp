@@ -1,6 +1,7 @@
 #include "hwimg/registry/client.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <set>
 
 
@@ -37,8 +38,17 @@ std::string next_link(const Response& r) {
 
 }  // namespace
 
+// The body of an open stream as it arrives, and how its exchange ended.
+struct StreamState {
+  std::deque<std::string> chunks;
+  std::optional<Answer> started;        // status and headers once a streamed body begins
+  std::optional<Result<Response>> end;  // set when the exchange is over
+};
+
 struct Client::Impl {
   std::unique_ptr<Session> session;
+  std::optional<std::optional<std::string>> forwarded;  // a mirror's client's Authorization
+  std::shared_ptr<StreamState> stream;
 
   Result<void> connect(const Reference& ref) {
     if (auto r = session->connect(ref.registry, Probe::lazy); !r) return std::unexpected(r.error());
@@ -46,7 +56,31 @@ struct Client::Impl {
   }
   Scopes pull(const Reference& ref) const { return {repository_scope(ref.repository, "pull")}; }
   Scopes push(const Reference& ref) const { return {repository_scope(ref.repository, "pull,push")}; }
+
+  // The request with the forwarded Authorization, when a mirror set one; `fallback` otherwise.
+  Authorization authorize(Request& request, Authorization fallback = Authorization::session) const {
+    if (!forwarded) return fallback;
+    if (*forwarded) request.headers.push_back("Authorization: " + **forwarded);
+    return Authorization::as_given;
+  }
+  Result<Response> exchange_now(const Reference& ref, Request request, const Scopes& scopes) {
+    const auto authorization = authorize(request);
+    return session->exchange_now(ref.registry, std::move(request), scopes, Retry::safe, authorization);
+  }
 };
+
+Answer answer_of(Response response) {
+  return Answer{response.status, std::move(response.headers), std::move(response.body), false};
+}
+
+Request read_request(const Reference& ref, ReadMethod method, std::string_view path,
+                     const std::vector<std::string>& headers) {
+  Request request{method == ReadMethod::head ? Method::head : Method::get,
+                  fmt::format("/v2/{}/{}", ref.repository, path)};
+  request.headers = headers;
+  request.follow_redirects = true;
+  return request;
+}
 
 Client::Client(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 Client::Client(Client&&) noexcept = default;
@@ -63,32 +97,30 @@ Result<Client> Client::create(ClientOptions options) {
 
 std::uint64_t Client::requests() const { return m_impl->session->transport().exchanges(); }
 
-Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
-  const auto what = fmt::format("get manifest {}", ref.str());
-  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
-  Request request{Method::get, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
-  request.headers.push_back(manifest_accept_header());
-  request.max_response_body = oci::max_manifest_size;
-  auto response = m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe);
-  if (response && response->failure == TransportFailure::too_large) {
-    return fail("failed to {}: the manifest is larger than the {} MiB limit", what, oci::max_manifest_size >> 20);
+std::optional<std::string> Answer::header(std::string_view name) const {
+  const auto lower = util::to_lower(name);
+  for (const auto& [key, value] : headers) {
+    if (key == lower) return value;
   }
-  response = expect_status(std::move(response), {200}, what);
-  if (!response) return std::unexpected(response.error());
+  return std::nullopt;
+}
+
+Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Reference& ref) {
+  const auto what = fmt::format("get manifest {}", ref.str());
   FetchedManifest out;
-  out.bytes = std::move(response->body);
+  out.bytes = answer.body;
   out.digest = oci::Digest::sha256_of(out.bytes);
   if (ref.digest && *ref.digest != out.digest) {
     return fail("failed to {}: wrong digest: the registry served content that hashes to {}", what, out.digest.str());
   }
-  if (const auto served = response->header("docker-content-digest");
+  if (const auto served = answer.header("docker-content-digest");
       served && served->starts_with("sha256:") && *served != out.digest.str()) {
     return fail("failed to {}: wrong digest: Docker-Content-Digest says {} but the content hashes to {}", what,
                 *served, out.digest.str());
   }
   auto body_type = oci::sniff_media_type(out.bytes);
   if (!body_type) return fail("failed to {}: invalid JSON: {}", what, body_type.error().message);
-  const auto header_type = bare_type(response->header("content-type").value_or(""));
+  const auto header_type = bare_type(answer.header("content-type").value_or(""));
   const bool generic = header_type.empty() || header_type == "application/json" ||
                        header_type == "application/octet-stream" || header_type == "text/plain";
   out.media_type = generic ? *body_type : header_type;
@@ -101,6 +133,20 @@ Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
                 out.media_type);
   }
   return out;
+}
+
+Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
+  const auto what = fmt::format("get manifest {}", ref.str());
+  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  Request request{Method::get, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
+  request.headers.push_back(manifest_accept_header());
+  request.max_response_body = oci::max_manifest_size;
+  auto response = m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref));
+  if (response && response->failure == TransportFailure::too_large) {
+    return fail("failed to {}: the manifest is larger than the {} MiB limit", what, oci::max_manifest_size >> 20);
+  }
+  HWIMG_TRY_ASSIGN(auto answered, expect_status(std::move(response), {200}, what));
+  return manifest_from_answer(answer_of(std::move(answered)), ref);
 }
 
 Result<oci::Digest> Client::put_manifest(const Reference& ref, std::string_view bytes, std::string_view media_type) {
@@ -127,8 +173,7 @@ Result<std::optional<std::int64_t>> Client::head_blob(const Reference& ref, cons
   if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
   Request request{Method::head, fmt::format("/v2/{}/blobs/{}", ref.repository, digest.str())};
   request.follow_redirects = true;
-  auto response = expect_status(
-      m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe), {200, 404}, what);
+  auto response = expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200, 404}, what);
   if (!response) return std::unexpected(response.error());
   if (response->status == 404) return std::optional<std::int64_t>();
   const auto length = response->header("content-length").value_or("0");
@@ -141,8 +186,7 @@ Result<std::string> Client::get_blob(const Reference& ref, const oci::Digest& di
   Request request{Method::get, fmt::format("/v2/{}/blobs/{}", ref.repository, digest.str())};
   request.follow_redirects = true;
   request.max_response_body = max_size;
-  auto response = expect_status(
-      m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe), {200}, what);
+  auto response = expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200}, what);
   if (!response) return std::unexpected(response.error());
   if (const auto actual = oci::Digest::sha256_of(response->body); actual != digest) {
     return fail("failed to {}: wrong digest: the content hashes to {}", what, actual.str());
@@ -159,8 +203,7 @@ Result<std::vector<std::string>> Client::list_tags(const Reference& ref) {
   for (int page = 0; page < 10'000 && !url.empty(); ++page) {
     Request request{Method::get, url};
     request.max_response_body = std::size_t{16} << 20;
-    auto response = expect_status(
-        m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe), {200}, what);
+    auto response = expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200}, what);
     if (!response) return std::unexpected(response.error());
     const auto body = util::json::parse_object(response->body).value_or(json::object());
     if (!(body.contains("tags") && (body["tags"].is_array() || body["tags"].is_null()))) {
@@ -203,6 +246,68 @@ Result<void> Client::check_login(const std::string& registry, const Credentials&
       fmt::format("log in to {}", registry));
   if (!response) return std::unexpected(response.error());
   return {};
+}
+
+void Client::forward_authorization(std::optional<std::optional<std::string>> header) {
+  m_impl->forwarded = std::move(header);
+}
+
+Result<Answer> Client::forward(const Reference& ref, ReadMethod method, std::string_view path,
+                               const std::vector<std::string>& headers, std::size_t max_body) {
+  const auto what = fmt::format("read {}/{}", ref.name(), path);
+  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  auto request = read_request(ref, method, path, headers);
+  request.max_response_body = max_body;
+  const auto authorization = m_impl->authorize(request, Authorization::session_or_challenge);
+  HWIMG_TRY_ASSIGN(auto response, m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref),
+                                                                Retry::safe, authorization));
+  if (!response.ok()) return fail("failed to {}: {}", what, describe(response));
+  return answer_of(std::move(response));
+}
+
+Result<Answer> Client::open_stream(const Reference& ref, ReadMethod method, std::string_view path,
+                                   const std::vector<std::string>& headers) {
+  const auto what = fmt::format("read {}/{}", ref.name(), path);
+  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  auto state = std::make_shared<StreamState>();
+  m_impl->stream = state;
+  auto request = read_request(ref, method, path, headers);
+  request.on_response_start = [state](const Response& r) {
+    if (r.status < 200 || r.status > 299) return false;
+    state->started = Answer{r.status, r.headers, {}, true};
+    return true;
+  };
+  request.on_body_data = [weak = std::weak_ptr<StreamState>(state)](std::string_view data) {
+    const auto alive = weak.lock();
+    if (!alive) return false;
+    alive->chunks.emplace_back(data);
+    return true;
+  };
+  const auto authorization = m_impl->authorize(request, Authorization::session_or_challenge);
+  // Never retried: a body already passed on cannot be taken back.
+  m_impl->session->exchange(ref.registry, std::move(request), m_impl->pull(ref), Retry::never,
+                            [state](Result<Response> r) { state->end = std::move(r); }, authorization);
+  HWIMG_TRY(m_impl->session->transport().run_until([&] { return state->started || state->end; }));
+  if (state->started) return *state->started;
+  if (!state->end) return fail("failed to {}: the exchange ended without an answer", what);
+  HWIMG_TRY_ASSIGN(auto response, std::move(*state->end));
+  if (!response.ok()) return fail("failed to {}: {}", what, describe(response));
+  return answer_of(std::move(response));
+}
+
+Result<std::optional<std::string>> Client::next_chunk() {
+  const auto state = m_impl->stream;
+  if (!state) return std::optional<std::string>();
+  HWIMG_TRY(m_impl->session->transport().run_until([&] { return !state->chunks.empty() || state->end; }));
+  if (!state->chunks.empty()) {
+    auto chunk = std::move(state->chunks.front());
+    state->chunks.pop_front();
+    return std::optional<std::string>(std::move(chunk));
+  }
+  if (!state->end) return fail("failed to read a streamed body: the exchange stopped");
+  if (!*state->end) return std::unexpected(state->end->error());
+  if (!(*state->end)->ok()) return fail("failed to read a streamed body: {}", describe(**state->end));
+  return std::optional<std::string>();
 }
 
 }  // namespace hwimg::registry

@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hwimg/oci/digest.hpp"
@@ -25,6 +27,25 @@ struct FetchedManifest {
   std::string media_type;  // one of the OCI or Docker manifest/index types
   oci::Digest digest;
 };
+
+// A registry's answer as a mirror passes it on.
+struct Answer {
+  long status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, in order
+  std::string body;       // empty when `streamed`
+  bool streamed = false;  // the body follows through Client::next_chunk()
+
+  [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
+};
+
+enum class ReadMethod { get, head };
+
+// "Accept: " with every OCI and Docker manifest and index type (2.8.2 answers 404 without them).
+[[nodiscard]] const std::string& manifest_accept_header();
+
+// A 200 answer to a manifest request checked as get_manifest checks it (size, digest against the
+// reference and Docker-Content-Digest, JSON, media type).
+[[nodiscard]] Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Reference& reference);
 
 struct PushSummary {
   oci::Digest digest;                // of the pushed index (or single manifest)
@@ -73,6 +94,23 @@ public:
   [[nodiscard]] Result<void> check_login(const std::string& registry, const Credentials& credentials);
 
   [[nodiscard]] std::uint64_t requests() const;
+
+  // For a mirror: authorise the requests that follow with the Authorization header its own client
+  // sent (nullopt inside: none, anonymous), forwarded unchanged, and answer a 401 as it came;
+  // nullopt: this client's own credentials again.
+  void forward_authorization(std::optional<std::optional<std::string>> header);
+
+  // GET or HEAD of /v2/<repository>/<path> ("manifests/<ref>", "blobs/<digest>", "tags/list",
+  // "referrers/<digest>") with extra request `headers`, redirects followed; the answer as given,
+  // its body up to `max_body` bytes.
+  [[nodiscard]] Result<Answer> forward(const Reference& repository, ReadMethod method, std::string_view path,
+                                       const std::vector<std::string>& headers, std::size_t max_body);
+  // The same, except that a successful GET's body is streamed: read it with next_chunk(), which
+  // receives only as fast as it is called. One stream at a time; opening another abandons it.
+  [[nodiscard]] Result<Answer> open_stream(const Reference& repository, ReadMethod method, std::string_view path,
+                                           const std::vector<std::string>& headers);
+  // The next piece of the streamed body; nullopt at its end; an error when the transfer broke.
+  [[nodiscard]] Result<std::optional<std::string>> next_chunk();
 
 private:
   struct Impl;

@@ -99,6 +99,8 @@ struct Transfer {
   std::size_t memory_position = 0;
   std::string open_error;
   Clock::time_point started;
+  bool body_started = false;
+  bool streaming = false;  // the body goes to request.on_body_data
 };
 
 struct Transport::State {
@@ -114,6 +116,16 @@ namespace {
 std::size_t on_write(char* data, std::size_t size, std::size_t count, void* user) {
   auto& t = *static_cast<Transfer*>(user);
   const std::size_t n = size * count;
+  if (!t.body_started) {
+    t.body_started = true;
+    curl().easy_getinfo(t.easy.get(), CURLINFO_RESPONSE_CODE, &t.response.status);
+    t.streaming = t.request.on_response_start && t.request.on_response_start(t.response);
+  }
+  if (t.streaming) {
+    if (t.request.on_body_data(std::string_view(data, n))) return n;
+    t.open_error = "the reader stopped reading";
+    return 0;
+  }
   if (t.response.body.size() + n > t.request.max_response_body) {
     return 0;  // aborts with CURLE_WRITE_ERROR, reported as too_large
   }
@@ -272,8 +284,12 @@ void Transport::after(std::chrono::milliseconds delay, std::function<void()> act
 }
 
 Result<void> Transport::run() {
+  return run_until([] { return false; });
+}
+
+Result<void> Transport::run_until(const std::function<bool()>& stop) {
   auto& s = *m_state;
-  while (!s.transfers.empty() || !s.timers.empty()) {
+  while ((!s.transfers.empty() || !s.timers.empty()) && !stop()) {
     int running = 0;
     if (const auto code = curl().multi_perform(s.multi.get(), &running); code != CURLM_OK) {
       return fail("failed to run HTTP transfers: {}", curl().multi_strerror(code));
@@ -295,7 +311,7 @@ Result<void> Transport::run() {
         r.url = effective;
       }
       r.failure = classify(code);
-      if (code == CURLE_ABORTED_BY_CALLBACK || !t->open_error.empty()) {
+      if (code == CURLE_ABORTED_BY_CALLBACK || (code != CURLE_OK && !t->open_error.empty())) {
         r.failure = TransportFailure::other;
         r.error = t->open_error;
       } else if (r.failure == TransportFailure::too_large) {
@@ -319,7 +335,7 @@ Result<void> Transport::run() {
       s.timers.erase(s.timers.begin());
       action();
     }
-    if (!finished.empty()) continue;
+    if (!finished.empty() || stop()) continue;
     int wait_ms = 1000;
     if (!s.timers.empty()) {
       const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(s.timers.begin()->first - now).count();

@@ -301,29 +301,47 @@ Result<void> Session::authorize(const std::string& registry, const Scopes& scope
   return {};
 }
 
-void Session::exchange(const std::string& registry, Request request, Scopes scopes, Retry retry, ExchangeDone done) {
-  attempt(registry, std::move(request), std::move(scopes), retry, false, std::move(done));
+void Session::exchange(const std::string& registry, Request request, Scopes scopes, Retry retry, ExchangeDone done,
+                       Authorization authorization) {
+  if (authorization == Authorization::as_given) return attempt_as_given(registry, std::move(request), retry, std::move(done));
+  attempt(registry, std::move(request), std::move(scopes), retry, false, std::move(done), authorization);
+}
+
+void Session::attempt_as_given(const std::string& registry, Request request, Retry retry, ExchangeDone done) {
+  std::string error;
+  auto* found = state_for(registry, error);
+  if (found == nullptr) return done(std::unexpected(Error{error}));
+  auto& state = *found;
+  Request sent = request;
+  if (!sent.url.starts_with("http://") && !sent.url.starts_with("https://")) sent.url = state.base_url + sent.url;
+  send(std::move(sent), retry, 0, [this, &state, registry, request = std::move(request), retry,
+                                   done = std::move(done)](Response r) mutable {
+    if (fall_back_to_http(state, r)) return attempt_as_given(registry, std::move(request), retry, std::move(done));
+    done(std::move(r));
+  });
 }
 
 void Session::attempt(const std::string& registry, Request request, Scopes scopes, Retry retry, bool reauthenticated,
-                      ExchangeDone done) {
+                      ExchangeDone done, Authorization authorization) {
   std::string error;
   auto* found = state_for(registry, error);
   if (found == nullptr) return done(std::unexpected(Error{error}));
   auto& state = *found;
   with_authorization(state, scopes, reauthenticated, [this, &state, registry, request = std::move(request), scopes,
-                                                      retry, reauthenticated,
+                                                      retry, reauthenticated, authorization,
                                                       done = std::move(done)](auto header) mutable {
     if (!header) return done(std::unexpected(header.error()));
     Request sent = request;
     if (!sent.url.starts_with("http://") && !sent.url.starts_with("https://")) sent.url = state.base_url + sent.url;
     if (*header) sent.headers.push_back("Authorization: " + **header);
     send(std::move(sent), retry, 0, [this, &state, registry, request = std::move(request), scopes = std::move(scopes),
-                                     retry, reauthenticated, done = std::move(done)](Response r) mutable {
+                                     retry, reauthenticated, authorization, done = std::move(done)](Response r) mutable {
       if (fall_back_to_http(state, r)) {
-        return attempt(registry, std::move(request), std::move(scopes), retry, reauthenticated, std::move(done));
+        return attempt(registry, std::move(request), std::move(scopes), retry, reauthenticated, std::move(done),
+                       authorization);
       }
       if (r.ok() && r.status == 401) {
+        if (reauthenticated && authorization == Authorization::session_or_challenge) return done(std::move(r));
         if (reauthenticated) return done(fail("{}", auth_failure(registry, r)));
         if (auto learned = learn_challenge(state, registry, r); !learned) return done(std::unexpected(learned.error()));
         for (const auto& value : r.header_values("www-authenticate")) {
@@ -331,16 +349,18 @@ void Session::attempt(const std::string& registry, Request request, Scopes scope
             if (c.scheme == "bearer") scopes = merge_scopes(scopes, split_scopes(c.param("scope")));
           }
         }
-        return attempt(registry, std::move(request), std::move(scopes), retry, true, std::move(done));
+        return attempt(registry, std::move(request), std::move(scopes), retry, true, std::move(done), authorization);
       }
       done(std::move(r));
     });
   });
 }
 
-Result<Response> Session::exchange_now(const std::string& registry, Request request, Scopes scopes, Retry retry) {
+Result<Response> Session::exchange_now(const std::string& registry, Request request, Scopes scopes, Retry retry,
+                                       Authorization authorization) {
   std::optional<Result<Response>> out;
-  exchange(registry, std::move(request), std::move(scopes), retry, [&out](Result<Response> r) { out = std::move(r); });
+  exchange(registry, std::move(request), std::move(scopes), retry, [&out](Result<Response> r) { out = std::move(r); },
+           authorization);
   if (auto r = m_transport.run(); !r) return std::unexpected(r.error());
   return std::move(*out);
 }

@@ -56,14 +56,18 @@ std::string render_json(const ImageSource& source, const Selection& selection) {
 }
 
 std::string render_explanation(const ImageSource& source, const Selection& selection) {
+  return render_explanation(source.name() + (source.tag().empty() ? "" : ":" + source.tag()), selection);
+}
+
+std::string render_explanation(std::string_view image, const Selection& selection) {
   std::size_t name_width = std::string_view("VARIANT").size();
   std::size_t platform_width = std::string_view("PLATFORM").size();
   for (const auto& verdict : selection.verdicts) {
     name_width = std::max(name_width, verdict.requirements.name.size());
     platform_width = std::max(platform_width, verdict.requirements.platform ? verdict.requirements.platform->str().size() : 1);
   }
-  auto text = fmt::format("host: {}\nimage: {}{} ({} variants)\n", describe_host(selection.host), source.name(),
-                          source.tag().empty() ? "" : ":" + source.tag(), selection.verdicts.size());
+  auto text = fmt::format("host: {}\nimage: {} ({} variants)\n", describe_host(selection.host), image,
+                          selection.verdicts.size());
   text += fmt::format("{:<{}}  {:<{}}  {:<8}  {}\n", "VARIANT", name_width, "PLATFORM", platform_width, "RESULT", "WHY");
   for (std::size_t i = 0; i < selection.verdicts.size(); ++i) {
     const auto& verdict = selection.verdicts[i];

@@ -18,5 +18,7 @@ namespace hwimg::select {
 // The host line, then one row per variant: chosen, compatible with its rank, or rejected with
 // every reason on lines of their own.
 [[nodiscard]] std::string render_explanation(const ImageSource& source, const Selection& selection);
+// The same for an image named `image` ("registry/repo:tag").
+[[nodiscard]] std::string render_explanation(std::string_view image, const Selection& selection);
 
 }  // namespace hwimg::select

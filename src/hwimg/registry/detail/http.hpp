@@ -31,6 +31,8 @@ struct FileBody {
 
 enum class Channel { multiplexed, bulk };
 
+struct Response;
+
 struct Request {
   Request() = default;
   Request(Method m, std::string u) : method(m), url(std::move(u)) {}
@@ -47,6 +49,11 @@ struct Request {
   Channel channel = Channel::multiplexed;
   // Sees every chunk of a file body as curl reads it: (offset within the body, bytes).
   std::function<void(std::uint64_t, std::string_view)> on_body_read;
+  // Streaming (a mirror passing blobs through): called when a response body begins, status and
+  // headers known; returning true sends that body to on_body_data instead of Response::body.
+  std::function<bool(const Response&)> on_response_start;
+  // Each piece of a streamed body; returning false aborts the exchange.
+  std::function<bool(std::string_view)> on_body_data;
 };
 
 // Why an exchange got no complete HTTP response.
@@ -96,6 +103,9 @@ public:
   void after(std::chrono::milliseconds delay, std::function<void()> action);
   // Runs until no exchange and no timer is left.
   [[nodiscard]] Result<void> run();
+  // Runs until `stop` holds (checked after each step) or nothing is left; a streamed body is read
+  // only as fast as the caller asks for it this way, so a slow reader slows the sender.
+  [[nodiscard]] Result<void> run_until(const std::function<bool()>& stop);
 
   [[nodiscard]] std::uint64_t exchanges() const;  // requests sent so far
 

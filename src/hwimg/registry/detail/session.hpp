@@ -24,14 +24,18 @@ enum class Retry { safe, never };
 
 enum class Probe { ping, lazy };
 
+// Who authorises a request: the session (Docker config credentials, tokens, re-authentication on
+// 401), the session but with a 401 that remains answered as a response (a mirror passing the
+// challenge on to its client), or whoever built it: its own Authorization header, or none, is sent
+// as it is and a 401 is answered as a response (a mirror forwarding its client's credentials).
+enum class Authorization { session, session_or_challenge, as_given };
+
 using Scopes = std::vector<std::string>;
 using ExchangeDone = std::function<void(Result<Response>)>;
 
 // "repository:NAME:pull" or "repository:NAME:pull,push".
 [[nodiscard]] std::string repository_scope(std::string_view repository, std::string_view actions);
 
-// "Accept: " with every OCI and Docker manifest and index type (2.8.2 answers 404 without them).
-[[nodiscard]] const std::string& manifest_accept_header();
 
 // True for answers worth retrying: connection failures, 408, 429 and 5xx.
 [[nodiscard]] bool is_transient(const Response& response);
@@ -62,9 +66,10 @@ public:
   // Sends `request` (URL relative to the registry unless absolute) with credentials for `scopes`,
   // re-authenticating once on 401 and retrying transient failures when `retry` allows. Errors are
   // only for authentication; HTTP statuses and exhausted transport failures come as Response.
-  void exchange(const std::string& registry, Request request, Scopes scopes, Retry retry, ExchangeDone done);
+  void exchange(const std::string& registry, Request request, Scopes scopes, Retry retry, ExchangeDone done,
+                Authorization authorization = Authorization::session);
   [[nodiscard]] Result<Response> exchange_now(const std::string& registry, Request request, Scopes scopes,
-                                              Retry retry);
+                                              Retry retry, Authorization authorization = Authorization::session);
 
   // Uses these credentials for `registry` instead of the Docker configuration (login checks them).
   void use_credentials(const std::string& registry, Credentials credentials);
@@ -96,7 +101,8 @@ private:
   void with_authorization(RegistryState& state, const Scopes& scopes, bool refresh,
                           std::function<void(Result<std::optional<std::string>>)> done);
   void attempt(const std::string& registry, Request request, Scopes scopes, Retry retry, bool reauthenticated,
-               ExchangeDone done);
+               ExchangeDone done, Authorization authorization = Authorization::session);
+  void attempt_as_given(const std::string& registry, Request request, Retry retry, ExchangeDone done);
   [[nodiscard]] Result<void> learn_challenge(RegistryState& state, const std::string& registry,
                                              const Response& response);
   [[nodiscard]] std::string auth_failure(const std::string& registry, const Response& response) const;

@@ -1,0 +1,49 @@
+#include <memory>
+
+#include "commands.hpp"
+#include "hwimg/commands/serve.hpp"
+
+namespace hwimg::cli {
+
+void add_serve_command(CLI::App& app, Action& action) {
+  auto arguments = std::make_shared<commands::ServeArguments>();
+  auto host_file = std::make_shared<std::string>();
+  auto gpus = std::make_shared<std::string>();
+  auto verbose = std::make_shared<bool>(false);
+  auto* command = app.add_subcommand("serve", "Run a node-local registry mirror that answers a tag with the variant "
+                                              "that runs on this node (for containerd, CRI-O, podman, enroot)");
+  command->add_option("--listen", arguments->listen, "ADDRESS:PORT to listen on (loopback by default)")
+      ->capture_default_str();
+  command->add_option("--upstream", arguments->upstreams,
+                      "a registry host[:port] to mirror; repeat; the first takes requests that name none")
+      ->option_text("HOST[:PORT]");
+  command->add_option("--insecure-upstream", arguments->insecure_upstreams,
+                      "a registry to mirror without TLS verification (plain HTTP allowed); repeat")
+      ->option_text("HOST[:PORT]");
+  auto* host = command->add_option("--host", *host_file, "Judge against this facts file (hwimg probe --format json) "
+                                                          "instead of probing this node")
+                   ->check(CLI::ExistingFile);
+  auto* gpu_option = command->add_option("--gpus", *gpus, "The GPUs containers get: all, none, or indexes / UUIDs "
+                                                          "(default: NVIDIA_VISIBLE_DEVICES, else all)");
+  command->add_option("--ca-file", arguments->ca_file, "PEM file of CA certificates to trust for the upstreams")
+      ->check(CLI::ExistingFile);
+  command->add_option("--docker-config", arguments->docker_config_dir,
+                      "directory of config.json with the node's credentials (default: $DOCKER_CONFIG or ~/.docker)");
+  command->add_option("--ttl", arguments->ttl, "How long a tag's answer is kept (ms, s, m, h)")->capture_default_str();
+  command->add_option("--refresh", arguments->refresh, "How often the node's facts are probed again; SIGHUP does it "
+                                                       "at once")
+      ->capture_default_str();
+  command->add_flag("-v,--verbose", *verbose, "log every upstream HTTP exchange to stderr (credentials are never shown)");
+  command->footer(
+      "Endpoints: /v2/... (the registry API's read side), /healthz, /metrics (Prometheus).\n"
+      "Requests: /v2/<repo>/...?ns=<upstream> (containerd), /v2/<upstream>/<repo>/... (CRI-O, podman, skopeo,\n"
+      "enroot, direct references), /v2/<repo>/... (the first --upstream). SIGTERM lets requests in flight finish.");
+  command->callback([arguments, host_file, gpus, verbose, host, gpu_option, &action] {
+    if (host->count() > 0) arguments->host_file = *host_file;
+    if (gpu_option->count() > 0) arguments->gpus = *gpus;
+    arguments->verbose = *verbose ? commands::Verbose::yes : commands::Verbose::no;
+    action = [arguments] { return commands::run_serve(*arguments); };
+  });
+}
+
+}  // namespace hwimg::cli

@@ -1,0 +1,282 @@
+#include "hwimg/serve/mirror.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+#include "hwimg/image/registry_reader.hpp"
+#include "hwimg/oci/digest.hpp"
+#include "hwimg/util/detail/json_reader.hpp"
+
+namespace hwimg::serve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view api_version_header = "Docker-Distribution-API-Version";
+
+// Upstream headers a client may need; hop-by-hop and length headers are the server's own.
+constexpr std::array<std::string_view, 10> passed_headers{
+    "content-type", "docker-content-digest", "docker-distribution-api-version", "www-authenticate", "etag",
+    "link",         "content-range",         "accept-ranges",                   "last-modified",    "retry-after"};
+
+std::string_view kind_label(RouteKind kind, bool by_digest) {
+  switch (kind) {
+    case RouteKind::ping: return "ping";
+    case RouteKind::manifest: return by_digest ? "manifest" : "tag";
+    case RouteKind::blob: return "blob";
+    case RouteKind::tags: return "tags";
+    case RouteKind::referrers: return "referrers";
+  }
+  return "other";
+}
+
+std::string api_path(const Route& route) {
+  switch (route.kind) {
+    case RouteKind::manifest: return "manifests/" + route.reference;
+    case RouteKind::blob: return "blobs/" + route.reference;
+    case RouteKind::tags: return "tags/list";
+    case RouteKind::referrers: return "referrers/" + route.reference;
+    case RouteKind::ping: break;
+  }
+  return {};
+}
+
+// A Link to the next page names the upstream's path; a client that addressed the upstream by a
+// path prefix must get the prefix back.
+std::string rewrite_link(std::string link, const Route& route) {
+  const auto marker = "</v2/" + route.repository + "/";
+  if (route.path_prefixed) {
+    if (const auto at = link.find(marker); at != std::string::npos) {
+      link.replace(at, marker.size(), "</v2/" + route.upstream + "/" + route.repository + "/");
+    }
+  }
+  return link;
+}
+
+Fields passed_on(const Fields& headers, const Route& route) {
+  Fields out;
+  for (const auto& [name, value] : headers) {
+    if (std::ranges::find(passed_headers, name) == passed_headers.end()) continue;
+    out.emplace_back(name, name == "link" ? rewrite_link(value, route) : value);
+  }
+  return out;
+}
+
+std::optional<std::uint64_t> content_length(const Fields& headers) {
+  for (const auto& [name, value] : headers) {
+    if (name != "content-length") continue;
+    std::uint64_t length = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), length);
+    if (error == std::errc() && end == value.data() + value.size()) return length;
+  }
+  return std::nullopt;
+}
+
+HttpResponse from_answer(const registry::Answer& answer, const Route& route) {
+  HttpResponse response;
+  response.status = static_cast<unsigned>(answer.status);
+  response.headers = passed_on(answer.headers, route);
+  response.body = answer.body;
+  return response;
+}
+
+HttpResponse ok(std::string body, std::string_view type) {
+  HttpResponse response;
+  response.headers = {{std::string(api_version_header), "registry/2.0"}, {"Content-Type", std::string(type)}};
+  response.body = std::move(body);
+  return response;
+}
+
+std::string key_of(const Route& route, const std::optional<std::string>& authorization) {
+  // Answers fetched with one client's credentials are never given to another client.
+  const auto who = authorization ? oci::Digest::sha256_of(*authorization).hex() : std::string("node");
+  return fmt::format("{}/{}:{}\n{}", route.upstream, route.repository, route.reference, who);
+}
+
+// The manifest request's Accept: every type, whatever the client listed (enroot first asks for
+// indexes only; the answer for a tag is a manifest either way).
+std::vector<std::string> manifest_headers() {
+  return {registry::manifest_accept_header()};
+}
+
+}  // namespace
+
+HttpResponse registry_error(unsigned status, std::string_view code, std::string_view message) {
+  util::json::Json error{{"code", code}, {"message", message}};
+  HttpResponse response;
+  response.status = status;
+  response.headers = {{std::string(api_version_header), "registry/2.0"}, {"Content-Type", "application/json"}};
+  response.body = util::json::Json{{"errors", util::json::Json::array({error})}}.dump() + "\n";
+  return response;
+}
+
+Mirror::Mirror(Upstreams& upstreams, HostState& host, Metrics& metrics, util::Output& output, MirrorSettings settings,
+               TagCache::Now now)
+    : m_upstreams(upstreams), m_host(host), m_metrics(metrics), m_output(output), m_settings(std::move(settings)),
+      m_tags(m_settings.ttl, now), m_now(std::move(now)) {}
+
+HttpResponse Mirror::handle(const HttpRequest& request) {
+  const auto count = [&](std::string_view kind, HttpResponse response) {
+    m_metrics.count_request(kind, response.status);
+    return response;
+  };
+  if (request.path == "/healthz") return count("health", ok("ok\n", "text/plain"));
+  if (request.path == "/metrics") return count("metrics", ok(m_metrics.render(), Metrics::content_type));
+  if (request.method != "GET" && request.method != "HEAD") {
+    auto refused = registry_error(405, "UNSUPPORTED", fmt::format("hwimg serve is a read-only mirror: {} is not "
+                                                                  "supported",
+                                                                  request.method));
+    refused.headers.emplace_back("Allow", "GET, HEAD");
+    return count("other", std::move(refused));
+  }
+  const auto route = parse_route(request.path, request.query_value("ns"), m_upstreams.names());
+  if (!route) {
+    const auto& failure = route.error();
+    switch (failure.error) {
+      case RouteError::not_found: return count("other", registry_error(404, "NAME_UNKNOWN", failure.message));
+      case RouteError::unknown_upstream: return count("other", registry_error(403, "DENIED", failure.message));
+      case RouteError::invalid: return count("other", registry_error(400, "NAME_INVALID", failure.message));
+    }
+  }
+  const auto kind = kind_label(route->kind, route->by_digest());
+  if (route->kind == RouteKind::ping) return count(kind, ok("{}", "application/json"));
+  if (route->kind == RouteKind::manifest && !route->by_digest()) return count(kind, answer_tag_request(request, *route));
+  return count(kind, pass_through(request, *route));
+}
+
+Result<SharedOutcome> Mirror::fetch_tag(const Route& route, const std::optional<std::string>& authorization) {
+  const auto started = m_now();
+  const auto image = fmt::format("{}/{}:{}", route.upstream, route.repository, route.reference);
+  HWIMG_TRY_ASSIGN(auto lease, m_upstreams.lease(route.upstream));
+  auto& client = lease->client();
+  client.forward_authorization(authorization ? std::optional<std::optional<std::string>>(authorization)
+                                             : std::nullopt);
+  registry::Reference reference{route.upstream, route.repository, route.reference, std::nullopt};
+  HWIMG_TRY_ASSIGN(auto answer, client.forward(reference, registry::ReadMethod::get, api_path(route),
+                                                manifest_headers(), oci::max_manifest_size));
+  TagOutcome outcome;
+  if (answer.status != 200) {
+    m_output.progress(fmt::format("{}: upstream answered {}", image, answer.status));
+    outcome.upstream = std::move(answer);
+    return std::make_shared<const TagOutcome>(std::move(outcome));
+  }
+  HWIMG_TRY_ASSIGN(const auto document, registry::manifest_from_answer(answer, reference));
+  image::RegistryReader reader(client, reference);
+  reader.remember(document);
+  const auto facts = m_host.facts();
+  HWIMG_TRY_ASSIGN(auto judged, answer_tag(document, image, reader, *facts, m_settings.gpus));
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(m_now() - started).count();
+  switch (judged.kind) {
+    case TagAnswer::Kind::variant:
+      m_metrics.count_selection(judged.variant);
+      m_output.progress(fmt::format("{} -> variant {} {} ({} ms)", image, judged.variant, judged.digest.str(), elapsed));
+      break;
+    case TagAnswer::Kind::unchanged:
+      m_output.progress(fmt::format("{} -> {} {}, not an hwimg index: passed through ({} ms)", image,
+                                    judged.media_type, judged.digest.str(), elapsed));
+      break;
+    case TagAnswer::Kind::no_match:
+      m_metrics.count_selection("(none)");
+      m_output.progress(fmt::format("{} -> no variant runs on this node ({} ms)\n{}", image, elapsed,
+                                    judged.explanation));
+      break;
+  }
+  outcome.answer = std::move(judged);
+  return std::make_shared<const TagOutcome>(std::move(outcome));
+}
+
+HttpResponse Mirror::answer_tag_request(const HttpRequest& request, const Route& route) {
+  const auto started = m_now();
+  const auto authorization = request.header("authorization");
+  auto outcome = m_tags.get(key_of(route, authorization), [&] { return fetch_tag(route, authorization); });
+  m_metrics.observe_resolution(m_now() - started);
+  if (!outcome) {
+    m_metrics.count_upstream_error(route.upstream);
+    m_output.warning(outcome.error().message);
+    return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", outcome.error().message));
+  }
+  const auto& result = **outcome;
+  if (result.upstream) return from_answer(*result.upstream, route);
+  const auto& answer = *result.answer;
+  if (answer.kind == TagAnswer::Kind::no_match) return registry_error(404, "MANIFEST_UNKNOWN", answer.reason);
+  HttpResponse response;
+  response.headers = {{std::string(api_version_header), "registry/2.0"},
+                      {"Content-Type", answer.media_type},
+                      {"Docker-Content-Digest", answer.digest.str()}};
+  response.body = answer.bytes;
+  return response;
+}
+
+HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route) {
+  auto leased = m_upstreams.lease(route.upstream);
+  if (!leased) return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", leased.error().message));
+  auto lease = std::move(*leased);
+  auto& client = lease->client();
+  const auto authorization = request.header("authorization");
+  client.forward_authorization(authorization ? std::optional<std::optional<std::string>>(authorization)
+                                             : std::nullopt);
+  std::vector<std::string> headers = route.kind == RouteKind::manifest ? manifest_headers() : std::vector<std::string>{};
+  if (const auto range = request.header("range")) headers.push_back("Range: " + *range);
+  const registry::Reference reference{route.upstream, route.repository, {}, std::nullopt};
+  const auto method = request.method == "HEAD" ? registry::ReadMethod::head : registry::ReadMethod::get;
+  auto answer = client.open_stream(reference, method, api_path(route), headers);
+  if (!answer) {
+    lease->discard();
+    m_metrics.count_upstream_error(route.upstream);
+    m_output.warning(answer.error().message);
+    return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", answer.error().message));
+  }
+  auto response = from_answer(*answer, route);
+  if (method == registry::ReadMethod::head && answer->status >= 200 && answer->status < 300) {
+    // A HEAD answer's Content-Length is the object's size (containerd sizes the descriptor by it).
+    response.stream = [] { return Result<std::optional<std::string>>(std::nullopt); };
+    response.stream_size = content_length(answer->headers);
+  }
+  if (!answer->streamed) return response;
+
+  // Streamed: verified as it passes; a body that does not hash to the digest it was asked for is
+  // cut short, so the client never stores it.
+  struct Stream {
+    std::shared_ptr<Upstreams::Lease> lease;
+    std::optional<oci::Digest> expected;
+    oci::Sha256 hash;
+    bool finished = false;
+    // A client that went away leaves the upstream transfer half read: that client is not reused.
+    ~Stream() {
+      if (!finished) lease->discard();
+    }
+  };
+  auto stream = std::make_shared<Stream>();
+  stream->lease = lease;
+  if (answer->status == 200 && route.kind != RouteKind::tags && route.kind != RouteKind::referrers) {
+    stream->expected = oci::Digest::parse(route.reference).value();
+  }
+  response.stream_size = content_length(answer->headers);
+  response.stream = [this, stream, upstream = route.upstream]() -> Result<std::optional<std::string>> {
+    auto chunk = stream->lease->client().next_chunk();
+    if (!chunk) {
+      stream->lease->discard();
+      m_metrics.count_upstream_error(upstream);
+      m_output.warning(chunk.error().message);
+      return std::unexpected(chunk.error());
+    }
+    if (*chunk) {
+      if (stream->expected) stream->hash.update(**chunk);
+      return chunk;
+    }
+    stream->finished = true;
+    if (stream->expected) {
+      if (const auto actual = stream->hash.finish(); actual != *stream->expected) {
+        m_metrics.count_upstream_error(upstream);
+        m_output.warning(fmt::format("{} served {} for {}: the body was cut off", upstream, actual.str(),
+                                     stream->expected->str()));
+        return fail("digest mismatch");
+      }
+    }
+    return chunk;
+  };
+  return response;
+}
+
+}  // namespace hwimg::serve

@@ -1,0 +1,51 @@
+#pragma once
+// The mirror's answers (docs/serve.md): the read side of the distribution API for the configured
+// upstreams, where a tag naming an hwimg multi-variant index is answered with the variant this
+// node runs; everything else passes through, bodies streamed and digests verified.
+
+#include <chrono>
+#include <string>
+
+#include "hwimg/select/gpu_selection.hpp"
+#include "hwimg/serve/host_state.hpp"
+#include "hwimg/serve/http_server.hpp"
+#include "hwimg/serve/metrics.hpp"
+#include "hwimg/serve/route.hpp"
+#include "hwimg/serve/tag_cache.hpp"
+#include "hwimg/serve/upstreams.hpp"
+#include "hwimg/util/output.hpp"
+
+namespace hwimg::serve {
+
+struct MirrorSettings {
+  std::chrono::milliseconds ttl{60'000};  // --ttl: how long a tag's answer is kept
+  select::GpuSelection gpus;              // --gpus
+};
+
+class Mirror {
+public:
+  Mirror(Upstreams& upstreams, HostState& host, Metrics& metrics, util::Output& output, MirrorSettings settings,
+         TagCache::Now now = std::chrono::steady_clock::now);
+
+  [[nodiscard]] HttpResponse handle(const HttpRequest& request);
+  // The node's facts changed: answers kept for tags are stale.
+  void forget_tags() { m_tags.clear(); }
+
+private:
+  HttpResponse answer_tag_request(const HttpRequest& request, const Route& route);
+  HttpResponse pass_through(const HttpRequest& request, const Route& route);
+  Result<SharedOutcome> fetch_tag(const Route& route, const std::optional<std::string>& authorization);
+
+  Upstreams& m_upstreams;
+  HostState& m_host;
+  Metrics& m_metrics;
+  util::Output& m_output;
+  MirrorSettings m_settings;
+  TagCache m_tags;
+  TagCache::Now m_now;
+};
+
+// {"errors": [{"code": CODE, "message": MESSAGE}]} with the distribution API's headers.
+[[nodiscard]] HttpResponse registry_error(unsigned status, std::string_view code, std::string_view message);
+
+}  // namespace hwimg::serve

@@ -1,0 +1,50 @@
+#pragma once
+// Tag outcomes kept for the --ttl, and one upstream fetch shared by every request for a tag that
+// arrives while it runs (200 kubelets asking at once cost the upstream one index).
+
+#include <chrono>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "hwimg/registry/client.hpp"
+#include "hwimg/serve/tag_answer.hpp"
+
+namespace hwimg::serve {
+
+struct TagOutcome {
+  std::optional<TagAnswer> answer;           // the upstream served the tag: judged for this node
+  std::optional<registry::Answer> upstream;  // it answered otherwise (401, 404, ...): passed on as is
+};
+using SharedOutcome = std::shared_ptr<const TagOutcome>;
+
+class TagCache {
+public:
+  using Now = std::function<std::chrono::steady_clock::time_point()>;
+  TagCache(std::chrono::milliseconds ttl, Now now);
+
+  // The outcome kept for `key`, else what `fetch` gives. Only judged answers are kept: an
+  // upstream's 401 or 404 is asked again next time.
+  [[nodiscard]] Result<SharedOutcome> get(const std::string& key, const std::function<Result<SharedOutcome>()>& fetch);
+  // Forgets everything, including fetches under way (the node's facts changed).
+  void clear();
+  [[nodiscard]] std::size_t size() const;
+
+private:
+  struct Entry {
+    std::shared_future<Result<SharedOutcome>> outcome;
+    std::optional<std::chrono::steady_clock::time_point> stored;  // set once the fetch is done
+    std::uint64_t generation = 0;
+  };
+  std::chrono::milliseconds m_ttl;
+  Now m_now;
+  mutable std::mutex m_mutex;
+  std::map<std::string, Entry> m_entries;
+  std::uint64_t m_generation = 0;
+};
+
+}  // namespace hwimg::serve
