@@ -32,23 +32,23 @@ Result<ReadVariant> read_variant(const VariantSource& source) {
   if (oci::media_type::is_index(fetched.media_type)) {
     return fail("{} is an image index, not a variant manifest (name one variant's tag or digest)", source.reference);
   }
-  auto manifest = oci::parse_manifest(fetched.bytes);
-  if (!manifest) return std::unexpected(manifest.error().context("failed to read the manifest of " + source.reference));
-  auto config = oci::parse_image_config(source.config);
-  if (!config) return std::unexpected(config.error().context("failed to read the image config of " + source.reference));
+  HWIMG_TRY_ASSIGN(auto manifest, with_context(oci::parse_manifest(fetched.bytes),
+                                               "failed to read the manifest of " + source.reference));
+  HWIMG_TRY_ASSIGN(const auto config, with_context(oci::parse_image_config(source.config),
+                                                   "failed to read the image config of " + source.reference));
 
   oci::Descriptor descriptor;
   descriptor.media_type = fetched.media_type;
   descriptor.digest = fetched.digest;
   descriptor.size = static_cast<std::int64_t>(fetched.bytes.size());
-  descriptor.platform = oci::Platform{config->os, config->architecture, config->variant};
-  descriptor.annotations = key::hwimg_pairs(key::variant_pairs_source(manifest->annotations, config->labels));
+  descriptor.platform = oci::Platform{config.os, config.architecture, config.variant};
+  descriptor.annotations = key::hwimg_pairs(key::variant_pairs_source(manifest.annotations, config.labels));
   if (!descriptor.annotations.contains(std::string(key::variant))) {
     return fail("{} has no {} label: it was not built by hwimg build (or names no variant)", source.reference,
                 key::variant);
   }
 
-  return ReadVariant{std::move(descriptor), std::move(manifest->annotations)};
+  return ReadVariant{std::move(descriptor), std::move(manifest.annotations)};
 }
 
 Result<void> check_same_repository(const Reference& destination, const Reference& source) {
@@ -67,9 +67,8 @@ Result<oci::Index> assemble_index(const std::vector<VariantSource>& variants) {
   oci::Index index;
   std::map<std::string, std::string> seen;  // variant id -> the reference that had it
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    auto read = read_variant(variants[i]);
-    if (!read) return std::unexpected(read.error().context("failed to create the index"));
-    auto& descriptor = read->descriptor;
+    HWIMG_TRY_ASSIGN(auto read, with_context(read_variant(variants[i]), "failed to create the index"));
+    auto& descriptor = read.descriptor;
     const auto id = descriptor.annotation(key::variant).value_or("");
     if (const auto [it, added] = seen.emplace(id, variants[i].reference); !added) {
       return fail("failed to create the index: variant \"{}\" is in both {} and {}", id, it->second,
@@ -77,11 +76,11 @@ Result<oci::Index> assemble_index(const std::vector<VariantSource>& variants) {
     }
     // The index keeps what every variant manifest carries alike (one recipe, one epoch).
     if (i == 0) {
-      index.annotations = index_candidates(read->manifest_annotations);
+      index.annotations = index_candidates(read.manifest_annotations);
     } else {
       std::erase_if(index.annotations, [&](const auto& pair) {
-        const auto it = read->manifest_annotations.find(pair.first);
-        return it == read->manifest_annotations.end() || it->second != pair.second;
+        const auto it = read.manifest_annotations.find(pair.first);
+        return it == read.manifest_annotations.end() || it->second != pair.second;
       });
     }
     index.manifests.push_back(std::move(descriptor));
@@ -98,9 +97,9 @@ Result<oci::Digest> create_index(registry::Client& client, const Reference& dest
     HWIMG_TRY_ASSIGN(auto fetched, with_context(reader.fetch(source.manifest_reference()), "failed to read " + source.str()));
     std::string config;
     if (!oci::media_type::is_index(fetched.media_type)) {
-      auto manifest = oci::parse_manifest(fetched.bytes);
-      if (!manifest) return std::unexpected(manifest.error().context("failed to read the manifest of " + source.str()));
-      HWIMG_TRY_ASSIGN(config, with_context(reader.read(manifest->config), "failed to read the image config of " + source.str()));
+      HWIMG_TRY_ASSIGN(const auto manifest, with_context(oci::parse_manifest(fetched.bytes),
+                                                         "failed to read the manifest of " + source.str()));
+      HWIMG_TRY_ASSIGN(config, with_context(reader.read(manifest.config), "failed to read the image config of " + source.str()));
     }
     variants.push_back({source.str(), std::move(fetched), std::move(config)});
   }

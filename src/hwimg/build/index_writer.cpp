@@ -43,9 +43,7 @@ Result<oci::Descriptor> write_index(const oci::Layout& layout, const std::string
         index.manifests.push_back(built.manifest);
       }
     }
-    auto stored = layout.put_blob(oci::to_json(index), oci::media_type::index);
-    if (!stored) return std::unexpected(stored.error());
-    index_descriptor = *stored;
+    HWIMG_TRY_ASSIGN(index_descriptor, layout.put_blob(oci::to_json(index), oci::media_type::index));
 
     // Drop the old tags of this image (TAG and TAG-<id> of old and new variants), then add the new.
     std::vector<std::string> stale{tag};

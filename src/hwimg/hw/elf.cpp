@@ -44,9 +44,7 @@ Result<ElfHeader> read_elf_header(std::span<const std::byte> bytes, std::string_
 }
 
 Result<std::vector<ElfSection>> read_elf_sections(std::span<const std::byte> bytes, std::string_view name) {
-  if (auto header = read_elf_header(bytes, name); !header) {
-    return std::unexpected(header.error());
-  }
+  HWIMG_TRY(read_elf_header(bytes, name));
   const auto table = read_le<std::uint64_t>(bytes, 40);
   const auto entry_size = read_le<std::uint16_t>(bytes, 58);
   std::uint64_t count = read_le<std::uint16_t>(bytes, 60);

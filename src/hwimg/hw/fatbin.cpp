@@ -30,11 +30,8 @@ constexpr std::uint8_t symbol_function = 2;  // STT_FUNC
 
 // Whether a cubin defines functions; device-link stubs do not (docs/compatibility.md#fatbin-sections).
 Result<bool> cubin_has_functions(std::span<const std::byte> cubin, std::string_view cubin_name) {
-  const auto sections = read_elf_sections(cubin, cubin_name);
-  if (!sections) {
-    return std::unexpected(sections.error());
-  }
-  for (const auto& section : *sections) {
+  HWIMG_TRY_ASSIGN(const auto sections, read_elf_sections(cubin, cubin_name));
+  for (const auto& section : sections) {
     if (section.type != section_symtab) {
       continue;
     }
@@ -51,17 +48,14 @@ Result<bool> cubin_has_functions(std::span<const std::byte> cubin, std::string_v
 Result<bool> check_cubin(std::span<const std::byte> payload, const FatbinEntry& entry, std::uint64_t payload_offset,
                          std::string_view name) {
   const auto cubin_name = fmt::format("{} (cubin at offset {})", name, payload_offset);
-  const auto header = read_elf_header(payload, cubin_name);
-  if (!header) {
-    return std::unexpected(header.error());
-  }
-  if (header->machine != elf_machine_cuda) {
+  HWIMG_TRY_ASSIGN(const auto header, read_elf_header(payload, cubin_name));
+  if (header.machine != elf_machine_cuda) {
     return fail("failed to read fatbin in {}: the cubin at offset {} has ELF machine {}, not EM_CUDA (190)", name,
-                payload_offset, header->machine);
+                payload_offset, header.machine);
   }
-  if (cubin_sm(*header) != entry.arch) {
+  if (cubin_sm(header) != entry.arch) {
     return fail("failed to read fatbin in {}: the entry at offset {} says {} but its cubin is for sm_{}", name,
-                entry.offset, entry.target().name(), cubin_sm(*header));
+                entry.offset, entry.target().name(), cubin_sm(header));
   }
   return cubin_has_functions(payload, cubin_name);
 }
@@ -143,20 +137,13 @@ Result<FatbinEntry> parse_entry(std::span<const std::byte> data, std::uint64_t a
                                                         : PayloadCompression::none;
     const auto payload = data.subspan(at + header_size, compression == PayloadCompression::none ? payload_size
                                                                                                 : compressed_size);
-    const auto content = decompress_payload(payload, compression, read_le<std::uint64_t>(data, at + 56), name, where);
-    if (!content) {
-      return std::unexpected(content.error());
-    }
+    HWIMG_TRY_ASSIGN(const auto content,
+                     decompress_payload(payload, compression, read_le<std::uint64_t>(data, at + 56), name, where));
     if (entry.kind == FatbinEntryKind::ptx) {
-      if (auto checked = check_ptx(*content, entry, name); !checked) {
-        return std::unexpected(checked.error());
-      }
+      HWIMG_TRY(check_ptx(content, entry, name));
     } else {
-      const auto has_functions = check_cubin(*content, entry, where + header_size, name);
-      if (!has_functions) {
-        return std::unexpected(has_functions.error());
-      }
-      entry.link_stub = !*has_functions;
+      HWIMG_TRY_ASSIGN(const bool has_functions, check_cubin(content, entry, where + header_size, name));
+      entry.link_stub = !has_functions;
     }
   }
   next = at + header_size + payload_size;
@@ -205,11 +192,7 @@ Result<std::vector<FatbinEntry>> parse_fatbin(std::span<const std::byte> data, s
     }
     const auto end = at + container_header_size + fat_size;
     for (auto entry_at = at + container_header_size; entry_at < end;) {
-      auto entry = parse_entry(data, entry_at, end, base_offset, name, entry_at);
-      if (!entry) {
-        return std::unexpected(entry.error());
-      }
-      entries.push_back(*entry);
+      HWIMG_TRY_ASSIGN(entries.emplace_back(), parse_entry(data, entry_at, end, base_offset, name, entry_at));
     }
     at = (end + 7) / 8 * 8;
   }
@@ -217,36 +200,27 @@ Result<std::vector<FatbinEntry>> parse_fatbin(std::span<const std::byte> data, s
 }
 
 Result<std::vector<FatbinEntry>> read_fatbin_entries(std::span<const std::byte> elf, std::string_view name) {
-  const auto sections = read_elf_sections(elf, name);
-  if (!sections) {
-    return std::unexpected(sections.error());
-  }
+  HWIMG_TRY_ASSIGN(const auto sections, read_elf_sections(elf, name));
   // What the runtime loads is in .nv_fatbin; __nv_relfatbin keeps the -rdc objects for a later
   // device link (an executable's PTX there can never be JIT-compiled), so it counts only in files
   // that have nothing else, such as `nvcc -dc` objects.
-  const bool loadable = std::ranges::any_of(*sections, [](const ElfSection& s) { return s.name == ".nv_fatbin"; });
+  const bool loadable = std::ranges::any_of(sections, [](const ElfSection& s) { return s.name == ".nv_fatbin"; });
   const std::string_view wanted = loadable ? ".nv_fatbin" : "__nv_relfatbin";
   std::vector<FatbinEntry> entries;
-  for (const auto& section : *sections) {
+  for (const auto& section : sections) {
     if (section.name != wanted || section.type == elf_section_nobits) {
       continue;
     }
-    auto found = parse_fatbin(elf.subspan(section.offset, section.size), section.offset, name);
-    if (!found) {
-      return std::unexpected(found.error());
-    }
-    std::ranges::copy(*found, std::back_inserter(entries));
+    HWIMG_TRY_ASSIGN(const auto found, parse_fatbin(elf.subspan(section.offset, section.size), section.offset, name));
+    std::ranges::copy(found, std::back_inserter(entries));
   }
   return entries;
 }
 
 Result<std::vector<GpuTarget>> list_device_targets(std::span<const std::byte> elf, std::string_view name) {
-  const auto entries = read_fatbin_entries(elf, name);
-  if (!entries) {
-    return std::unexpected(entries.error());
-  }
+  HWIMG_TRY_ASSIGN(const auto entries, read_fatbin_entries(elf, name));
   std::vector<GpuTarget> targets;
-  for (const auto& entry : *entries) {
+  for (const auto& entry : entries) {
     if (entry.kind != FatbinEntryKind::lto_ir && !entry.link_stub) {
       targets.push_back(entry.target());
     }
@@ -258,12 +232,9 @@ Result<std::vector<GpuTarget>> list_device_targets(std::span<const std::byte> el
 }
 
 Result<std::vector<std::string>> list_device_code(std::span<const std::byte> elf, std::string_view name) {
-  const auto targets = list_device_targets(elf, name);
-  if (!targets) {
-    return std::unexpected(targets.error());
-  }
+  HWIMG_TRY_ASSIGN(const auto targets, list_device_targets(elf, name));
   std::vector<std::string> names;
-  for (const auto& target : *targets) {
+  for (const auto& target : targets) {
     names.push_back(target.name());
   }
   return names;

@@ -27,17 +27,11 @@ Result<void> scan_file(const std::filesystem::path& path, DeviceCodeScan& scan) 
   if (!starts_with_elf_magic(path)) {
     return {};
   }
-  const auto bytes = util::read_file(path);
-  if (!bytes) {
-    return std::unexpected(bytes.error());
-  }
-  const auto targets = list_device_targets(std::as_bytes(std::span(*bytes)), path.string());
-  if (!targets) {
-    return std::unexpected(targets.error());
-  }
-  if (!targets->empty()) {
+  HWIMG_TRY_ASSIGN(const auto bytes, util::read_file(path));
+  HWIMG_TRY_ASSIGN(const auto targets, list_device_targets(std::as_bytes(std::span(bytes)), path.string()));
+  if (!targets.empty()) {
     scan.files.push_back(path);
-    std::ranges::copy(*targets, std::back_inserter(scan.targets));
+    std::ranges::copy(targets, std::back_inserter(scan.targets));
   }
   return {};
 }
@@ -78,9 +72,7 @@ Result<DeviceCodeScan> scan_device_code(const std::filesystem::path& root) {
   }
   std::ranges::sort(files);
   for (const auto& file : files) {
-    if (auto scanned = scan_file(file, scan); !scanned) {
-      return std::unexpected(scanned.error().context(fmt::format("failed to scan {} for device code", root.string())));
-    }
+    HWIMG_TRY(with_context(scan_file(file, scan), fmt::format("failed to scan {} for device code", root.string())));
   }
   std::ranges::sort(scan.targets);
   const auto [first, last] = std::ranges::unique(scan.targets);

@@ -184,11 +184,8 @@ Result<RequireExpression> parse_nvidia_require(std::string_view text) {
       if (term_text.empty()) {
         continue;
       }
-      auto term = parse_term(term_text);
-      if (!term) {
-        return std::unexpected(term.error().context(fmt::format("failed to parse requirement '{}'", text)));
-      }
-      alternative.terms.push_back(std::move(*term));
+      HWIMG_TRY_ASSIGN(alternative.terms.emplace_back(),
+                       with_context(parse_term(term_text), fmt::format("failed to parse requirement '{}'", text)));
     }
     if (!alternative.terms.empty()) {
       expression.alternatives.push_back(std::move(alternative));

@@ -336,23 +336,18 @@ MatrixReport expand_matrix(const MatrixFile& file, const ExpandOptions& options)
 }
 
 Result<MatrixReport> check_matrix(const std::filesystem::path& path, const ExpandOptions& options) {
-  auto file = read_matrix_file(path);
-  if (!file) {
-    return std::unexpected(file.error().context(fmt::format("failed to load matrix {}", path.string())));
-  }
-  return expand_matrix(*file, options);
+  HWIMG_TRY_ASSIGN(const auto file,
+                   with_context(read_matrix_file(path), fmt::format("failed to load matrix {}", path.string())));
+  return expand_matrix(file, options);
 }
 
 Result<MatrixExpansion> load_matrix(const std::filesystem::path& path, const ExpandOptions& options) {
-  auto report = check_matrix(path, options);
-  if (!report) {
-    return std::unexpected(report.error());
+  HWIMG_TRY_ASSIGN(auto report, check_matrix(path, options));
+  if (!report.errors.empty()) {
+    return fail("failed to load matrix {}: {} error{}:\n{}", path.string(), report.errors.size(),
+                report.errors.size() == 1 ? "" : "s", util::join(report.errors, "\n"));
   }
-  if (!report->errors.empty()) {
-    return fail("failed to load matrix {}: {} error{}:\n{}", path.string(), report->errors.size(),
-                report->errors.size() == 1 ? "" : "s", util::join(report->errors, "\n"));
-  }
-  return MatrixExpansion{std::move(report->variants), std::move(report->warnings)};
+  return MatrixExpansion{std::move(report.variants), std::move(report.warnings)};
 }
 
 Result<Variant> portable_variant(hw::CpuArch arch) {

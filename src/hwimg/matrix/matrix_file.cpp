@@ -323,11 +323,8 @@ MatrixFile parse_matrix_text(std::string_view text, const std::filesystem::path&
 }
 
 Result<MatrixFile> read_matrix_file(const std::filesystem::path& path) {
-  const auto text = util::read_file(path);
-  if (!text) {
-    return std::unexpected(text.error());
-  }
-  return parse_matrix_text(*text, path);
+  HWIMG_TRY_ASSIGN(const auto text, util::read_file(path));
+  return parse_matrix_text(text, path);
 }
 
 }  // namespace hwimg::matrix

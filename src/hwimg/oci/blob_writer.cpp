@@ -122,7 +122,7 @@ public:
       m_block.append(data.substr(0, take));
       data.remove_prefix(take);
       if (m_block.size() == m_block_size) {
-        if (auto r = submit(out); !r) return r;
+        HWIMG_TRY(submit(out));
       }
     }
     return {};
@@ -130,10 +130,10 @@ public:
 
   Result<void> finish(Output& out) override {
     if (!m_block.empty()) {
-      if (auto r = submit(out); !r) return r;
+      HWIMG_TRY(submit(out));
     }
     while (!m_in_flight.empty()) {
-      if (auto r = drain_one(out); !r) return r;
+      HWIMG_TRY(drain_one(out));
     }
     return {};
   }
@@ -145,7 +145,7 @@ private:
     m_block = std::string();
     m_block.reserve(m_block_size);
     while (m_in_flight.size() > m_max_in_flight) {
-      if (auto r = drain_one(out); !r) return r;
+      HWIMG_TRY(drain_one(out));
     }
     return {};
   }
@@ -250,11 +250,10 @@ Result<WrittenLayer> LayerBlobWriter::finish() {
   auto state = std::move(m_state);
   const auto temporary = state->output.path();
   auto finished = [&]() -> Result<WrittenLayer> {
-    if (auto r = state->compressor->finish(state->output); !r) return std::unexpected(r.error());
-    auto digest = state->output.close();
-    if (!digest) return std::unexpected(digest.error());
-    if (auto r = state->layout.adopt_blob(temporary, *digest); !r) return std::unexpected(r.error());
-    return WrittenLayer{Descriptor{std::string(layer_media_type(state->compression)), *digest,
+    HWIMG_TRY(state->compressor->finish(state->output));
+    HWIMG_TRY_ASSIGN(const auto digest, state->output.close());
+    HWIMG_TRY(state->layout.adopt_blob(temporary, digest));
+    return WrittenLayer{Descriptor{std::string(layer_media_type(state->compression)), digest,
                                    state->output.size(), {}, {}},
                         state->diff_id.finish(), state->uncompressed_size};
   }();

@@ -245,9 +245,8 @@ std::string to_json(const ImageConfig& c) {
 }
 
 Result<Index> parse_index(std::string_view text) {
-  auto value = parse_object(text, "image index");
-  if (!value) return std::unexpected(value.error());
-  Reader r(*value, "index");
+  HWIMG_TRY_ASSIGN(const auto value, parse_object(text, "image index"));
+  Reader r(value, "index");
   Index index;
   index.media_type = r.string("mediaType");
   if (!index.media_type.empty() && !media_type::is_index(index.media_type)) {
@@ -263,9 +262,8 @@ Result<Index> parse_index(std::string_view text) {
 }
 
 Result<Manifest> parse_manifest(std::string_view text) {
-  auto value = parse_object(text, "image manifest");
-  if (!value) return std::unexpected(value.error());
-  Reader r(*value, "manifest");
+  HWIMG_TRY_ASSIGN(const auto value, parse_object(text, "image manifest"));
+  Reader r(value, "manifest");
   Manifest manifest;
   manifest.media_type = r.string("mediaType");
   if (!manifest.media_type.empty() && !media_type::is_manifest(manifest.media_type)) {
@@ -284,9 +282,8 @@ Result<Manifest> parse_manifest(std::string_view text) {
 }
 
 Result<ImageConfig> parse_image_config(std::string_view text) {
-  auto value = parse_object(text, "image config");
-  if (!value) return std::unexpected(value.error());
-  Reader r(*value, "config");
+  HWIMG_TRY_ASSIGN(const auto value, parse_object(text, "image config"));
+  Reader r(value, "config");
   ImageConfig c;
   c.architecture = r.string("architecture", true);
   c.os = r.string("os", true);
@@ -332,13 +329,12 @@ Result<ImageConfig> parse_image_config(std::string_view text) {
 }
 
 Result<std::string> sniff_media_type(std::string_view text) {
-  auto value = parse_object(text, "manifest");
-  if (!value) return std::unexpected(value.error());
-  Reader r(*value, "manifest");
+  HWIMG_TRY_ASSIGN(const auto value, parse_object(text, "manifest"));
+  Reader r(value, "manifest");
   auto type = r.string("mediaType");
-  if (type.empty() && value->contains("manifests")) {
+  if (type.empty() && value.contains("manifests")) {
     type = std::string(media_type::index);
-  } else if (type.empty() && value->contains("config")) {
+  } else if (type.empty() && value.contains("config")) {
     type = std::string(media_type::manifest);
   }
   return finish(std::move(type), r, "manifest");

@@ -63,7 +63,7 @@ Result<void> collect(const fs::path& path, const std::string& name, std::vector<
   std::error_code ec;
   for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
     const auto child = it->path();
-    if (auto r = collect(child, name + "/" + child.filename().string(), entries); !r) return r;
+    HWIMG_TRY(collect(child, name + "/" + child.filename().string(), entries));
   }
   if (ec) {
     return fail("failed to list {}: {}", path.string(), ec.message());
@@ -129,10 +129,10 @@ Result<WrittenLayer> write_layer(const Layout& layout, const std::vector<LayerSo
   std::vector<Entry> entries;
   std::set<std::string> names;
   for (const auto& source : sources) {
-    auto destination = normalize_image_path(source.to);
-    if (!destination) return std::unexpected(destination.error().context("failed to place " + source.from.string()));
+    HWIMG_TRY_ASSIGN(const auto destination,
+                     with_context(normalize_image_path(source.to), "failed to place " + source.from.string()));
     // Parents of the destination exist in the image as plain 0755 directories.
-    const auto parts = util::split(*destination, '/');
+    const auto parts = util::split(destination, '/');
     std::string parent;
     for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
       parent += (i == 0 ? "" : "/") + parts[i];
@@ -143,7 +143,7 @@ Result<WrittenLayer> write_layer(const Layout& layout, const std::vector<LayerSo
       }
     }
     std::vector<Entry> found;
-    if (auto r = collect(source.from, *destination, found); !r) return std::unexpected(r.error());
+    HWIMG_TRY(collect(source.from, destination, found));
     for (auto& entry : found) {
       if (entry.name.empty()) continue;  // the image root itself keeps the runtime's attributes
       if (!names.insert(entry.name).second) {
@@ -155,9 +155,8 @@ Result<WrittenLayer> write_layer(const Layout& layout, const std::vector<LayerSo
   // Byte-wise order of names without trailing '/' puts every parent before its children.
   std::ranges::sort(entries, {}, &Entry::name);
 
-  auto writer = LayerBlobWriter::create(layout, options.compression);
-  if (!writer) return std::unexpected(writer.error());
-  Sink sink{&*writer, std::nullopt};
+  HWIMG_TRY_ASSIGN(auto writer, LayerBlobWriter::create(layout, options.compression));
+  Sink sink{&writer, std::nullopt};
   std::unique_ptr<archive, ArchiveFree> a(archive_write_new());
   if (!a) return fail("failed to create a tar writer: out of memory");
   HWIMG_TRY(check(a.get(), archive_write_set_format_pax_restricted(a.get()), "(format)"));
@@ -216,7 +215,7 @@ Result<WrittenLayer> write_layer(const Layout& layout, const std::vector<LayerSo
   if (archive_write_close(a.get()) != ARCHIVE_OK) {
     return std::unexpected(sink.error ? *sink.error : check(a.get(), ARCHIVE_FATAL, "(end of archive)").error());
   }
-  return writer->finish();
+  return writer.finish();
 }
 
 }  // namespace hwimg::oci

@@ -62,12 +62,10 @@ Result<Layout> Layout::open(const fs::path& root, OpenMode mode) {
     }
     HWIMG_TRY(create_layout(root));
   }
-  auto marker = util::read_file(marker_path);
-  if (!marker) {
-    return std::unexpected(marker.error().context("failed to open image layout " + root.string()));
-  }
-  if (marker->find("\"1.0.0\"") == std::string::npos) {
-    return fail("failed to open image layout {}: unsupported oci-layout {}", root.string(), util::trim(*marker));
+  HWIMG_TRY_ASSIGN(const auto marker,
+                   with_context(util::read_file(marker_path), "failed to open image layout " + root.string()));
+  if (marker.find("\"1.0.0\"") == std::string::npos) {
+    return fail("failed to open image layout {}: unsupported oci-layout {}", root.string(), util::trim(marker));
   }
   if (!fs::exists(root / "index.json", ec)) {
     return fail("failed to open image layout {}: index.json is missing", root.string());
@@ -106,9 +104,7 @@ Result<Descriptor> Layout::put_blob(std::string_view data, std::string_view medi
   }
   // Written in the private temporary area, so a crash never leaves a partial file under blobs/.
   const auto temporary = temporary_file("blob");
-  if (auto r = util::write_file_durable(temporary, data); !r) {
-    return std::unexpected(r.error().context("failed to store blob " + digest.str()));
-  }
+  HWIMG_TRY(with_context(util::write_file_durable(temporary, data), "failed to store blob " + digest.str()));
   HWIMG_TRY(adopt_blob(temporary, digest));
   return descriptor;
 }
@@ -136,40 +132,33 @@ Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
 }
 
 Result<Index> Layout::read_index_json() const {
-  auto text = util::read_file(m_root / "index.json");
-  if (!text) {
-    return std::unexpected(text.error());
-  }
-  return with_context(parse_index(*text), "failed to read " + (m_root / "index.json").string());
+  HWIMG_TRY_ASSIGN(const auto text, util::read_file(m_root / "index.json"));
+  return with_context(parse_index(text), "failed to read " + (m_root / "index.json").string());
 }
 
 Result<void> Layout::update_index_json(const std::function<Result<void>(Index&)>& change) const {
-  if (auto r = util::make_directories(state_directory()); !r) return r;
-  auto lock = util::FileLock::acquire(state_directory() / "lock");
-  if (!lock) return std::unexpected(lock.error());
+  HWIMG_TRY(util::make_directories(state_directory()));
+  HWIMG_TRY_ASSIGN(const auto lock, util::FileLock::acquire(state_directory() / "lock"));
   Index index;
   std::error_code ec;
   if (fs::exists(m_root / "index.json", ec)) {
-    auto current = read_index_json();
-    if (!current) return std::unexpected(current.error());
-    index = std::move(*current);
+    HWIMG_TRY_ASSIGN(index, read_index_json());
   }
-  if (auto r = change(index); !r) return r;
+  HWIMG_TRY(change(index));
   return util::write_file_atomic(m_root / "index.json", to_json(index));
 }
 
 Result<Descriptor> Layout::resolve(std::string_view tag) const {
-  auto index = read_index_json();
-  if (!index) return std::unexpected(index.error());
+  HWIMG_TRY_ASSIGN(const auto index, read_index_json());
   if (tag.empty()) {
-    if (index->manifests.size() == 1) {
-      return index->manifests.front();
+    if (index.manifests.size() == 1) {
+      return index.manifests.front();
     }
     return fail("failed to resolve {}: it holds {} images, name one with oci:{}:TAG", m_root.string(),
-                index->manifests.size(), m_root.string());
+                index.manifests.size(), m_root.string());
   }
   std::vector<std::string> tags;
-  for (const auto& d : index->manifests) {
+  for (const auto& d : index.manifests) {
     if (const auto name = d.ref_name()) {
       if (*name == tag) {
         return d;

@@ -43,27 +43,24 @@ std::string uuid_text(const CUuuid& uuid) {
 }  // namespace
 
 Result<NvidiaFacts> query_cuda(const std::string& library_name, const StepLog& log) {
-  auto library = util::SharedLibrary::open(library_name);
-  if (!library) {
-    return std::unexpected(library.error());
-  }
-  auto* init = library->find<InitFn>("cuInit");
-  auto* version = library->find<VersionFn>("cuDriverGetVersion");
-  auto* count = library->find<CountFn>("cuDeviceGetCount");
-  auto* get = library->find<DeviceFn>("cuDeviceGet");
-  auto* attribute = library->find<AttributeFn>("cuDeviceGetAttribute");
+  HWIMG_TRY_ASSIGN(const auto library, util::SharedLibrary::open(library_name));
+  auto* init = library.find<InitFn>("cuInit");
+  auto* version = library.find<VersionFn>("cuDriverGetVersion");
+  auto* count = library.find<CountFn>("cuDeviceGetCount");
+  auto* get = library.find<DeviceFn>("cuDeviceGet");
+  auto* attribute = library.find<AttributeFn>("cuDeviceGetAttribute");
   if (init == nullptr || version == nullptr || count == nullptr || get == nullptr || attribute == nullptr) {
     return fail("{} lacks cuInit, cuDriverGetVersion, cuDeviceGetCount, cuDeviceGet or cuDeviceGetAttribute",
                 library_name);
   }
-  auto* name = library->find<NameFn>("cuDeviceGetName");
-  auto* uuid = library->find<UuidFn>("cuDeviceGetUuid_v2");
+  auto* name = library.find<NameFn>("cuDeviceGetName");
+  auto* uuid = library.find<UuidFn>("cuDeviceGetUuid_v2");
   if (uuid == nullptr) {
-    uuid = library->find<UuidFn>("cuDeviceGetUuid");
+    uuid = library.find<UuidFn>("cuDeviceGetUuid");
   }
   // The plain cuDeviceTotalMem export is the 32-bit CUDA 2.0 ABI.
-  auto* total_memory = library->find<TotalMemFn>("cuDeviceTotalMem_v2");
-  auto* error_name = library->find<ErrorNameFn>("cuGetErrorName");
+  auto* total_memory = library.find<TotalMemFn>("cuDeviceTotalMem_v2");
+  auto* error_name = library.find<ErrorNameFn>("cuGetErrorName");
   const auto describe = [&](CUresult code) {
     const char* text = nullptr;
     if (error_name != nullptr && error_name(code, &text) == k_success && text != nullptr) {

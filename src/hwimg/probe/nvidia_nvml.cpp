@@ -89,34 +89,31 @@ std::string nvml_brand_name(int brand) {
 }
 
 Result<NvidiaFacts> query_nvml(const std::string& library_name, const StepLog& log) {
-  auto library = util::SharedLibrary::open(library_name);
-  if (!library) {
-    return std::unexpected(library.error());
-  }
-  auto* init = find_either<InitFn>(*library, "nvmlInit_v2", "nvmlInit");
-  auto* driver_version = library->find<DriverVersionFn>("nvmlSystemGetDriverVersion");
-  auto* count = find_either<CountFn>(*library, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
-  auto* handle = find_either<HandleFn>(*library, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+  HWIMG_TRY_ASSIGN(const auto library, util::SharedLibrary::open(library_name));
+  auto* init = find_either<InitFn>(library, "nvmlInit_v2", "nvmlInit");
+  auto* driver_version = library.find<DriverVersionFn>("nvmlSystemGetDriverVersion");
+  auto* count = find_either<CountFn>(library, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+  auto* handle = find_either<HandleFn>(library, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
   if (init == nullptr || driver_version == nullptr || count == nullptr || handle == nullptr) {
     return fail("{} lacks nvmlInit_v2, nvmlSystemGetDriverVersion, nvmlDeviceGetCount_v2 or "
                 "nvmlDeviceGetHandleByIndex_v2",
                 library_name);
   }
   // Optional: absent from older drivers (nvidia-interfaces.md 1.7).
-  auto* cuda_version = find_either<CudaVersionFn>(*library, "nvmlSystemGetCudaDriverVersion_v2",
+  auto* cuda_version = find_either<CudaVersionFn>(library, "nvmlSystemGetCudaDriverVersion_v2",
                                                   "nvmlSystemGetCudaDriverVersion");
-  auto* name = library->find<StringFn>("nvmlDeviceGetName");
-  auto* uuid = library->find<StringFn>("nvmlDeviceGetUUID");
-  auto* capability = library->find<CapabilityFn>("nvmlDeviceGetCudaComputeCapability");
-  auto* brand = library->find<BrandFn>("nvmlDeviceGetBrand");
-  auto* memory_v2 = library->find<MemoryV2Fn>("nvmlDeviceGetMemoryInfo_v2");
-  auto* memory = library->find<MemoryFn>("nvmlDeviceGetMemoryInfo");
+  auto* name = library.find<StringFn>("nvmlDeviceGetName");
+  auto* uuid = library.find<StringFn>("nvmlDeviceGetUUID");
+  auto* capability = library.find<CapabilityFn>("nvmlDeviceGetCudaComputeCapability");
+  auto* brand = library.find<BrandFn>("nvmlDeviceGetBrand");
+  auto* memory_v2 = library.find<MemoryV2Fn>("nvmlDeviceGetMemoryInfo_v2");
+  auto* memory = library.find<MemoryFn>("nvmlDeviceGetMemoryInfo");
   const auto skipped = [&](const char* function) { log(fmt::format("nvml: {} not exported, skipped", function)); };
 
   if (const auto code = init(); code != k_success) {
     return fail("nvmlInit_v2 returned {}", return_name(code));
   }
-  const Session session(library->find<ShutdownFn>("nvmlShutdown"));
+  const Session session(library.find<ShutdownFn>("nvmlShutdown"));
 
   NvidiaFacts facts;
   facts.source = "nvml";

@@ -28,22 +28,18 @@ using Query = std::function<Result<NvidiaFacts>(const StepLog&)>;
 // Runs one library query in a child; the child answers {"log": [...], "error": "..."} or
 // {"log": [...], "nvidia": {...}}.
 Result<NvidiaFacts> run_step(const Query& query, std::chrono::milliseconds timeout, const StepLog& log) {
-  auto answer = run_in_child(
-      [&] {
-        json envelope{{"log", json::array()}};
-        auto facts = query([&](std::string_view line) { envelope["log"].push_back(line); });
-        if (facts) {
-          envelope["nvidia"] = json::parse(to_json(*facts));
-        } else {
-          envelope["error"] = facts.error().message;
-        }
-        return envelope.dump();
-      },
-      timeout);
-  if (!answer) {
-    return std::unexpected(answer.error());
-  }
-  const auto parsed = util::json::parse_object(*answer);
+  const auto in_child = [&] {
+    json envelope{{"log", json::array()}};
+    auto facts = query([&](std::string_view line) { envelope["log"].push_back(line); });
+    if (facts) {
+      envelope["nvidia"] = json::parse(to_json(*facts));
+    } else {
+      envelope["error"] = facts.error().message;
+    }
+    return envelope.dump();
+  };
+  HWIMG_TRY_ASSIGN(const auto answer, run_in_child(in_child, timeout));
+  const auto parsed = util::json::parse_object(answer);
   if (!parsed) {
     return fail("the probe process gave no answer");
   }

@@ -68,9 +68,7 @@ Result<std::vector<LocatedString>> scalar_list(const YAML::Node& node, std::stri
   }
   std::vector<LocatedString> out;
   for (const auto& item : node) {
-    auto value = scalar(item, key, file);
-    if (!value) return std::unexpected(value.error());
-    out.push_back(std::move(*value));
+    HWIMG_TRY_ASSIGN(out.emplace_back(), scalar(item, key, file));
   }
   return out;
 }
@@ -79,9 +77,8 @@ Result<LocatedMap> scalar_map(const YAML::Node& node, std::string_view key, cons
   HWIMG_TRY(expect_map(node, key, file));
   LocatedMap out;
   for (const auto& item : node) {
-    auto value = scalar(item.second, fmt::format("{}.{}", key, item.first.Scalar()), file);
-    if (!value) return std::unexpected(value.error());
-    out.emplace_back(item.first.Scalar(), std::move(*value));
+    HWIMG_TRY_ASSIGN(auto value, scalar(item.second, fmt::format("{}.{}", key, item.first.Scalar()), file));
+    out.emplace_back(item.first.Scalar(), std::move(value));
   }
   return out;
 }

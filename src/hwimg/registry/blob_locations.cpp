@@ -49,9 +49,8 @@ void BlobLocations::record(const std::string& registry, const oci::Digest& diges
 }
 
 Result<void> BlobLocations::save() const {
-  if (auto r = util::make_directories(m_file.parent_path()); !r) return r;
-  auto lock = util::FileLock::acquire(m_file.parent_path() / "registry-blobs.lock");
-  if (!lock) return std::unexpected(lock.error());
+  HWIMG_TRY(util::make_directories(m_file.parent_path()));
+  HWIMG_TRY_ASSIGN(const auto lock, util::FileLock::acquire(m_file.parent_path() / "registry-blobs.lock"));
   auto merged = read(m_file);
   for (const auto& [registry, blobs] : m_record) {
     for (const auto& [digest, repositories] : blobs) merged[registry][digest].insert(repositories.begin(), repositories.end());

@@ -28,10 +28,9 @@ std::string key_host(std::string_view key) {
 Result<json> read_config(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return json::object();
-  auto text = util::read_file(path);
-  if (!text) return std::unexpected(text.error());
+  HWIMG_TRY_ASSIGN(const auto text, util::read_file(path));
   // No parser message is quoted: it could echo part of a secret.
-  auto config = util::json::parse_object(*text);
+  auto config = util::json::parse_object(text);
   if (!config) return fail("failed to read {}: not a valid JSON object", path.string());
   return std::move(*config);
 }
@@ -104,22 +103,21 @@ std::string credential_key(std::string_view registry) {
 
 Result<std::optional<Credentials>> lookup_credentials(const fs::path& config_dir, std::string_view registry) {
   const auto path = config_dir / "config.json";
-  auto config = read_config(path);
-  if (!config) return std::unexpected(config.error());
+  HWIMG_TRY_ASSIGN(const auto config, read_config(path));
   const auto key = credential_key(registry);
-  if (const auto helpers = config->find("credHelpers"); helpers != config->end() && helpers->is_object()) {
+  if (const auto helpers = config.find("credHelpers"); helpers != config.end() && helpers->is_object()) {
     for (const auto& [name, helper] : helpers->items()) {
       if ((name == key || key_host(name) == key_host(key)) && helper.is_string()) {
         return from_helper(helper.get<std::string>(), key);
       }
     }
   }
-  if (const auto store = config->find("credsStore"); store != config->end() && store->is_string() &&
-                                                      !store->get<std::string>().empty()) {
+  if (const auto store = config.find("credsStore"); store != config.end() && store->is_string() &&
+                                                     !store->get<std::string>().empty()) {
     return from_helper(store->get<std::string>(), key);
   }
-  const auto auths = config->find("auths");
-  if (auths == config->end() || !auths->is_object()) return std::optional<Credentials>();
+  const auto auths = config.find("auths");
+  if (auths == config.end() || !auths->is_object()) return std::optional<Credentials>();
   if (const auto exact = auths->find(key); exact != auths->end()) return from_auth_entry(*exact, key, path);
   for (const auto& [name, entry] : auths->items()) {
     if (key_host(name) == key_host(key)) return from_auth_entry(entry, name, path);
@@ -129,15 +127,14 @@ Result<std::optional<Credentials>> lookup_credentials(const fs::path& config_dir
 
 Result<void> store_credentials(const fs::path& config_dir, std::string_view registry, const Credentials& credentials) {
   const auto path = config_dir / "config.json";
-  auto config = read_config(path);
-  if (!config) return std::unexpected(config.error());
+  HWIMG_TRY_ASSIGN(auto config, read_config(path));
   const auto key = credential_key(registry);
   std::string helper;
-  if (const auto helpers = config->find("credHelpers"); helpers != config->end() && helpers->is_object()) {
+  if (const auto helpers = config.find("credHelpers"); helpers != config.end() && helpers->is_object()) {
     if (const auto it = helpers->find(key); it != helpers->end() && it->is_string()) helper = it->get<std::string>();
   }
   if (helper.empty()) {
-    if (const auto store = config->find("credsStore"); store != config->end() && store->is_string()) {
+    if (const auto store = config.find("credsStore"); store != config.end() && store->is_string()) {
       helper = store->get<std::string>();
     }
   }
@@ -154,16 +151,16 @@ Result<void> store_credentials(const fs::path& config_dir, std::string_view regi
     }
     return {};
   }
-  if (!(*config)["auths"].is_object()) (*config)["auths"] = json::object();
-  (*config)["auths"][key] = json{{"auth", base64_encode(credentials.username + ":" + credentials.password)}};
+  if (!config["auths"].is_object()) config["auths"] = json::object();
+  config["auths"][key] = json{{"auth", base64_encode(credentials.username + ":" + credentials.password)}};
   std::error_code ec;
   if (!fs::exists(config_dir, ec)) {
-    if (auto r = util::make_directories(config_dir); !r) return r;
+    HWIMG_TRY(util::make_directories(config_dir));
     if (::chmod(config_dir.c_str(), 0700) != 0) {
       return fail("failed to set the mode of {}: {}", config_dir.string(), util::errno_text(errno));
     }
   }
-  return util::write_file_atomic(fs::weakly_canonical(path, ec), config->dump(1, '\t') + "\n", 0600);
+  return util::write_file_atomic(fs::weakly_canonical(path, ec), config.dump(1, '\t') + "\n", 0600);
 }
 
 std::string base64_encode(std::string_view data) {

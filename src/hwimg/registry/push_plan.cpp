@@ -12,63 +12,58 @@ namespace hwimg::registry {
 
 Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_view tag,
                            std::string_view destination_tag) {
-  auto layout = oci::Layout::open(layout_dir);
-  if (!layout) return std::unexpected(layout.error());
-  auto root = layout->resolve(tag);
-  if (!root) return std::unexpected(root.error());
-  auto index_json = layout->read_index_json();
-  if (!index_json) return std::unexpected(index_json.error());
+  HWIMG_TRY_ASSIGN(const auto layout, oci::Layout::open(layout_dir));
+  HWIMG_TRY_ASSIGN(const auto root, layout.resolve(tag));
+  HWIMG_TRY_ASSIGN(const auto index_json, layout.read_index_json());
 
   PushPlan plan;
   plan.layout = layout_dir;
   std::set<oci::Digest> seen;
   const auto add_manifest = [&](const oci::Descriptor& descriptor, std::string bytes, std::string dest) -> Result<void> {
-    auto manifest = oci::parse_manifest(bytes);
-    if (!manifest) return std::unexpected(manifest.error().context("failed to read manifest " + descriptor.digest.str()));
-    if (seen.insert(manifest->config.digest).second) plan.blobs.push_back(manifest->config);
-    for (const auto& layer : manifest->layers) {
+    HWIMG_TRY_ASSIGN(const auto manifest,
+                     with_context(oci::parse_manifest(bytes), "failed to read manifest " + descriptor.digest.str()));
+    if (seen.insert(manifest.config.digest).second) plan.blobs.push_back(manifest.config);
+    for (const auto& layer : manifest.layers) {
       if (seen.insert(layer.digest).second) plan.blobs.push_back(layer);
     }
     if (!dest.empty()) {
-      if (auto r = validate_registry_tag(dest); !r) return std::unexpected(r.error().context("failed to plan the push"));
+      HWIMG_TRY(with_context(validate_registry_tag(dest), "failed to plan the push"));
     }
     plan.manifests.push_back(PlannedManifest{descriptor, std::move(bytes), std::move(dest)});
     return {};
   };
 
-  auto root_bytes = layout->read_blob(*root);
-  if (!root_bytes) return std::unexpected(root_bytes.error());
-  plan.root = PlannedManifest{*root, *root_bytes, std::string(destination_tag)};
-  if (oci::media_type::is_manifest(root->media_type)) {
-    if (auto r = add_manifest(*root, std::move(*root_bytes), ""); !r) return std::unexpected(r.error());
+  HWIMG_TRY_ASSIGN(auto root_bytes, layout.read_blob(root));
+  plan.root = PlannedManifest{root, root_bytes, std::string(destination_tag)};
+  if (oci::media_type::is_manifest(root.media_type)) {
+    HWIMG_TRY(add_manifest(root, std::move(root_bytes), ""));
     plan.manifests.clear();
-  } else if (oci::media_type::is_index(root->media_type)) {
-    auto index = oci::parse_index(plan.root.bytes);
-    if (!index) return std::unexpected(index.error().context("failed to read index " + root->digest.str()));
-    for (const auto& child : index->manifests) {
+  } else if (oci::media_type::is_index(root.media_type)) {
+    HWIMG_TRY_ASSIGN(const auto index,
+                     with_context(oci::parse_index(plan.root.bytes), "failed to read index " + root.digest.str()));
+    for (const auto& child : index.manifests) {
       if (!oci::media_type::is_manifest(child.media_type)) {
         return fail("failed to plan the push of {}: index entry {} has media type \"{}\" (nested indexes are not "
                     "supported)", layout_dir.string(), child.digest.str(), child.media_type);
       }
       std::string dest;
       const std::string prefix = std::string(tag) + "-";
-      for (const auto& d : index_json->manifests) {
+      for (const auto& d : index_json.manifests) {
         const auto name = d.ref_name();
         if (!tag.empty() && d.digest == child.digest && name && name->starts_with(prefix)) {
           dest = std::string(destination_tag) + "-" + name->substr(prefix.size());
           break;
         }
       }
-      auto bytes = layout->read_blob(child);
-      if (!bytes) return std::unexpected(bytes.error());
-      if (auto r = add_manifest(child, std::move(*bytes), std::move(dest)); !r) return std::unexpected(r.error());
+      HWIMG_TRY_ASSIGN(auto bytes, layout.read_blob(child));
+      HWIMG_TRY(add_manifest(child, std::move(bytes), std::move(dest)));
     }
   } else {
     return fail("failed to plan the push of {}: \"{}\" has media type \"{}\", not a manifest or index",
-                layout_dir.string(), tag, root->media_type);
+                layout_dir.string(), tag, root.media_type);
   }
   for (const auto& blob : plan.blobs) {
-    if (!layout->has_blob(blob.digest)) {
+    if (!layout.has_blob(blob.digest)) {
       return fail("failed to plan the push of {}: blob {} is missing from the layout", layout_dir.string(),
                   blob.digest.str());
     }

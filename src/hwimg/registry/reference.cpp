@@ -136,7 +136,7 @@ Result<Reference> parse_reference(std::string_view text) {
     const auto first = rest.substr(0, slash);
     const bool has_upper = std::any_of(first.begin(), first.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
     if (first == "localhost" || first.find_first_of(".:[") != std::string_view::npos || has_upper) {
-      if (auto r = validate_domain(text, first); !r) return std::unexpected(r.error());
+      HWIMG_TRY(validate_domain(text, first));
       ref.registry = std::string(first);
       path = rest.substr(slash + 1);
     } else {

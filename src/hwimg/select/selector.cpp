@@ -6,12 +6,9 @@ namespace hwimg::select {
 
 Result<Selection> select_variant(const std::vector<Candidate>& candidates, const probe::HostFacts& host,
                                  const GpuSelection& gpus) {
-  auto considered = considered_gpus(gpus, host);
-  if (!considered) {
-    return std::unexpected(considered.error());
-  }
+  HWIMG_TRY_ASSIGN(const auto considered, considered_gpus(gpus, host));
   Selection selection;
-  selection.host = make_host_view(host, *considered, gpus);
+  selection.host = make_host_view(host, considered, gpus);
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     selection.verdicts.push_back(judge(requirements_of(candidates[i]), selection.host, i));
   }
