@@ -51,7 +51,7 @@ struct Client::Impl {
   std::shared_ptr<StreamState> stream;
 
   Result<void> connect(const Reference& ref) {
-    if (auto r = session->connect(ref.registry, Probe::lazy); !r) return std::unexpected(r.error());
+    HWIMG_TRY(session->connect(ref.registry, Probe::lazy));
     return {};
   }
   Scopes pull(const Reference& ref) const { return {repository_scope(ref.repository, "pull")}; }
@@ -88,10 +88,8 @@ Client& Client::operator=(Client&&) noexcept = default;
 Client::~Client() = default;
 
 Result<Client> Client::create(ClientOptions options) {
-  auto session = Session::create(std::move(options));
-  if (!session) return std::unexpected(session.error());
   auto impl = std::make_unique<Impl>();
-  impl->session = std::move(*session);
+  HWIMG_TRY_ASSIGN(impl->session, Session::create(std::move(options)));
   return Client(std::move(impl));
 }
 
@@ -137,7 +135,7 @@ Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Referen
 
 Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
   const auto what = fmt::format("get manifest {}", ref.str());
-  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   Request request{Method::get, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
   request.headers.push_back(manifest_accept_header());
   request.max_response_body = oci::max_manifest_size;
@@ -154,15 +152,14 @@ Result<oci::Digest> Client::put_manifest(const Reference& ref, std::string_view 
   if (bytes.size() > oci::max_manifest_size) {
     return fail("failed to {}: it is larger than the {} MiB limit", what, oci::max_manifest_size >> 20);
   }
-  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   Request request{Method::put, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
   request.headers.push_back(fmt::format("Content-Type: {}", media_type));
   request.body = std::string(bytes);
-  auto response = expect_status(
-      m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->push(ref), Retry::safe), {201}, what);
-  if (!response) return std::unexpected(response.error());
+  HWIMG_TRY_ASSIGN(const auto response,
+                   expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->push(ref)), {201}, what));
   const auto digest = oci::Digest::sha256_of(bytes);
-  if (const auto served = response->header("docker-content-digest"); served && *served != digest.str()) {
+  if (const auto served = response.header("docker-content-digest"); served && *served != digest.str()) {
     return fail("failed to {}: the registry stored it as {} but its bytes hash to {}", what, *served, digest.str());
   }
   return digest;
@@ -170,42 +167,42 @@ Result<oci::Digest> Client::put_manifest(const Reference& ref, std::string_view 
 
 Result<std::optional<std::int64_t>> Client::head_blob(const Reference& ref, const oci::Digest& digest) {
   const auto what = fmt::format("check blob {} in {}", digest.str(), ref.name());
-  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   Request request{Method::head, fmt::format("/v2/{}/blobs/{}", ref.repository, digest.str())};
   request.follow_redirects = true;
-  auto response = expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200, 404}, what);
-  if (!response) return std::unexpected(response.error());
-  if (response->status == 404) return std::optional<std::int64_t>();
-  const auto length = response->header("content-length").value_or("0");
+  HWIMG_TRY_ASSIGN(const auto response,
+                   expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200, 404}, what));
+  if (response.status == 404) return std::optional<std::int64_t>();
+  const auto length = response.header("content-length").value_or("0");
   return std::optional<std::int64_t>(std::stoll(length));
 }
 
 Result<std::string> Client::get_blob(const Reference& ref, const oci::Digest& digest, std::size_t max_size) {
   const auto what = fmt::format("get blob {} from {}", digest.str(), ref.name());
-  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   Request request{Method::get, fmt::format("/v2/{}/blobs/{}", ref.repository, digest.str())};
   request.follow_redirects = true;
   request.max_response_body = max_size;
-  auto response = expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200}, what);
-  if (!response) return std::unexpected(response.error());
-  if (const auto actual = oci::Digest::sha256_of(response->body); actual != digest) {
+  HWIMG_TRY_ASSIGN(auto response,
+                   expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200}, what));
+  if (const auto actual = oci::Digest::sha256_of(response.body); actual != digest) {
     return fail("failed to {}: wrong digest: the content hashes to {}", what, actual.str());
   }
-  return std::move(response->body);
+  return std::move(response.body);
 }
 
 Result<std::vector<std::string>> Client::list_tags(const Reference& ref) {
   const auto what = fmt::format("list tags of {}", ref.name());
-  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   std::set<std::string> tags;
   std::string url = fmt::format("/v2/{}/tags/list?n=1000", ref.repository);
   // Bounded, in case a registry keeps answering with the same Link.
   for (int page = 0; page < 10'000 && !url.empty(); ++page) {
     Request request{Method::get, url};
     request.max_response_body = std::size_t{16} << 20;
-    auto response = expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200}, what);
-    if (!response) return std::unexpected(response.error());
-    const auto body = util::json::parse_object(response->body).value_or(json::object());
+    HWIMG_TRY_ASSIGN(const auto response,
+                     expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200}, what));
+    const auto body = util::json::parse_object(response.body).value_or(json::object());
     if (!(body.contains("tags") && (body["tags"].is_array() || body["tags"].is_null()))) {
       return fail("failed to {}: invalid JSON answer (expected {{\"name\", \"tags\": [...]}})", what);
     }
@@ -214,8 +211,8 @@ Result<std::vector<std::string>> Client::list_tags(const Reference& ref) {
         if (tag.is_string()) tags.insert(tag.get<std::string>());
       }
     }
-    const auto next = next_link(*response);
-    url = next.empty() ? std::string() : resolve_url(response->url, next);
+    const auto next = next_link(response);
+    url = next.empty() ? std::string() : resolve_url(response.url, next);
   }
   return std::vector<std::string>(tags.begin(), tags.end());
 }
@@ -227,24 +224,20 @@ Result<PushSummary> Client::push_layout(const std::filesystem::path& layout_dir,
 
 Result<oci::Digest> Client::tag(const Reference& source, const std::vector<std::string>& new_tags) {
   for (const auto& t : new_tags) {
-    if (auto r = validate_registry_tag(t); !r) return std::unexpected(r.error());
+    HWIMG_TRY(validate_registry_tag(t));
   }
-  auto manifest = get_manifest(source);
-  if (!manifest) return std::unexpected(manifest.error());
+  HWIMG_TRY_ASSIGN(const auto manifest, get_manifest(source));
   for (const auto& t : new_tags) {
-    auto digest = put_manifest(source.with_tag(t), manifest->bytes, manifest->media_type);
-    if (!digest) return std::unexpected(digest.error());
+    HWIMG_TRY(put_manifest(source.with_tag(t), manifest.bytes, manifest.media_type));
   }
-  return manifest->digest;
+  return manifest.digest;
 }
 
 Result<void> Client::check_login(const std::string& registry, const Credentials& credentials) {
   m_impl->session->use_credentials(registry, credentials);
-  if (auto r = m_impl->session->connect(registry, Probe::ping); !r) return std::unexpected(r.error());
-  auto response = expect_status(
-      m_impl->session->exchange_now(registry, Request{Method::get, "/v2/"}, {}, Retry::safe), {200},
-      fmt::format("log in to {}", registry));
-  if (!response) return std::unexpected(response.error());
+  HWIMG_TRY(m_impl->session->connect(registry, Probe::ping));
+  HWIMG_TRY(expect_status(m_impl->session->exchange_now(registry, Request{Method::get, "/v2/"}, {}, Retry::safe), {200},
+                          fmt::format("log in to {}", registry)));
   return {};
 }
 
@@ -255,7 +248,7 @@ void Client::forward_authorization(std::optional<std::optional<std::string>> hea
 Result<Answer> Client::forward(const Reference& ref, ReadMethod method, std::string_view path,
                                const std::vector<std::string>& headers, std::size_t max_body) {
   const auto what = fmt::format("read {}/{}", ref.name(), path);
-  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   auto request = read_request(ref, method, path, headers);
   request.max_response_body = max_body;
   const auto authorization = m_impl->authorize(request, Authorization::session_or_challenge);
@@ -268,7 +261,7 @@ Result<Answer> Client::forward(const Reference& ref, ReadMethod method, std::str
 Result<Answer> Client::open_stream(const Reference& ref, ReadMethod method, std::string_view path,
                                    const std::vector<std::string>& headers) {
   const auto what = fmt::format("read {}/{}", ref.name(), path);
-  if (auto r = m_impl->connect(ref); !r) return std::unexpected(r.error().context("failed to " + what));
+  HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   auto state = std::make_shared<StreamState>();
   m_impl->stream = state;
   auto request = read_request(ref, method, path, headers);

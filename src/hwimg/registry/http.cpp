@@ -210,7 +210,7 @@ Transport::~Transport() {
 }
 
 Result<Transport> Transport::create(TransportOptions options) {
-  if (auto loaded = load_curl(); !loaded) return std::unexpected(loaded.error());
+  HWIMG_TRY(load_curl());
   auto state = std::make_unique<State>();
   state->options = std::move(options);
   state->multi.reset(curl().multi_init());

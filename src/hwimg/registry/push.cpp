@@ -38,7 +38,7 @@ public:
 
   Result<PushSummary> run() {
     const auto& registry = m_destination.registry;
-    if (auto r = m_session.connect(registry, Probe::ping); !r) return std::unexpected(r.error());
+    HWIMG_TRY(m_session.connect(registry, Probe::ping));
     std::set<std::string> sources;
     for (const auto& blob : m_plan.blobs) {
       auto& job = m_jobs.emplace_back();
@@ -52,22 +52,22 @@ public:
     }
     m_scopes = {repository_scope(m_destination.repository, "pull,push")};
     for (const auto& source : sources) m_scopes.push_back(repository_scope(source, "pull"));
-    if (auto r = m_session.authorize(registry, m_scopes); !r) return std::unexpected(r.error());
+    HWIMG_TRY(m_session.authorize(registry, m_scopes));
 
     // Every HEAD goes at once (they are cheap and multiplexed); uploads take the -j slots. The
     // manifests are checked in the same round, so an unchanged re-push writes nothing.
     for (auto& job : m_jobs) check_blob(job);
     for (const auto& m : m_plan.manifests) check_manifest(m);
     check_manifest(m_plan.root);
-    if (auto r = finish_phase(); !r) return std::unexpected(r.error());
+    HWIMG_TRY(finish_phase());
 
     for (const auto& m : m_plan.manifests) queue_manifest(m);
     start_manifests();
-    if (auto r = finish_phase(); !r) return std::unexpected(r.error());
+    HWIMG_TRY(finish_phase());
 
     queue_manifest(m_plan.root);
     start_manifests();
-    if (auto r = finish_phase(); !r) return std::unexpected(r.error());
+    HWIMG_TRY(finish_phase());
 
     for (const auto& blob : m_plan.blobs) m_locations.record(registry, blob.digest, m_destination.repository);
     if (auto r = m_locations.save(); !r) {
@@ -357,11 +357,10 @@ Result<PushSummary> push_layout(Session& session, const std::filesystem::path& l
                       destination.str());
   }
   const std::string destination_tag = !destination.tag.empty() ? destination.tag : !tag.empty() ? std::string(tag) : "latest";
-  if (auto r = validate_registry_tag(destination_tag); !r) return std::unexpected(r.error());
-  auto plan = plan_push(layout_dir, tag, destination_tag);
-  if (!plan) return std::unexpected(plan.error());
+  HWIMG_TRY(validate_registry_tag(destination_tag));
+  HWIMG_TRY_ASSIGN(auto plan, plan_push(layout_dir, tag, destination_tag));
   auto locations = BlobLocations::load(layout_dir / ".hwimg" / "registry-blobs.json");
-  Pusher pusher(session, std::move(*plan), destination, locations);
+  Pusher pusher(session, std::move(plan), destination, locations);
   return pusher.run();
 }
 

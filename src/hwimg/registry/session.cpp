@@ -98,7 +98,7 @@ std::string describe(const Response& r) {
 }
 
 Result<Response> expect_status(Result<Response> result, std::initializer_list<long> statuses, std::string_view what) {
-  if (!result) return std::unexpected(result.error().context(fmt::format("failed to {}", what)));
+  HWIMG_TRY(with_context(result, fmt::format("failed to {}", what)));
   if (!result->ok() || std::find(statuses.begin(), statuses.end(), result->status) == statuses.end()) {
     return fail("failed to {}: {}", what, describe(*result));
   }
@@ -117,9 +117,8 @@ Result<std::unique_ptr<Session>> Session::create(ClientOptions options) {
   transport_options.output = options.output;
   // The -j upload connections (HTTP/1.1) plus one multiplexed HTTP/2 connection and a spare.
   transport_options.max_host_connections = static_cast<long>(options.jobs) + 2;
-  auto transport = Transport::create(transport_options);
-  if (!transport) return std::unexpected(transport.error());
-  return std::unique_ptr<Session>(new Session(std::move(options), std::move(*transport)));
+  HWIMG_TRY_ASSIGN(auto transport, Transport::create(transport_options));
+  return std::unique_ptr<Session>(new Session(std::move(options), std::move(transport)));
 }
 
 Session::RegistryState* Session::state_for(const std::string& registry, std::string& error) {
@@ -157,12 +156,12 @@ Result<std::string> Session::connect(const std::string& registry, Probe probe) {
   do {
     std::optional<Response> out;
     send(Request{Method::get, state->base_url + "/v2/"}, Retry::safe, 0, [&out](Response r) { out = std::move(r); });
-    if (auto r = m_transport.run(); !r) return std::unexpected(r.error());
+    HWIMG_TRY(m_transport.run());
     response = std::move(*out);
   } while (fall_back_to_http(*state, response));
   if (!response.ok()) return fail("failed to connect to {}: {}", registry, describe(response));
   if (response.status == 401) {
-    if (auto r = learn_challenge(*state, registry, response); !r) return std::unexpected(r.error());
+    HWIMG_TRY(learn_challenge(*state, registry, response));
   } else if (response.status == 404) {
     return fail("failed to connect to {}: {}/v2/ answered 404, it does not serve the registry API", registry,
                 state->base_url);
@@ -190,9 +189,8 @@ Result<void> Session::learn_challenge(RegistryState& state, const std::string& r
     state.credentials = it->second;
   }
   if (!state.credentials) {
-    auto credentials = lookup_credentials(m_options.docker_config_dir, registry);
-    if (!credentials) return std::unexpected(credentials.error());
-    state.credentials = credentials->value_or(Credentials{});
+    HWIMG_TRY_ASSIGN(const auto credentials, lookup_credentials(m_options.docker_config_dir, registry));
+    state.credentials = credentials.value_or(Credentials{});
   }
   return {};
 }
@@ -285,18 +283,16 @@ void Session::use_credentials(const std::string& registry, Credentials credentia
 }
 
 Result<void> Session::authorize(const std::string& registry, const Scopes& scopes) {
-  auto base = connect(registry, Probe::ping);
-  if (!base) return std::unexpected(base.error());
+  HWIMG_TRY(connect(registry, Probe::ping));
   std::optional<Result<std::optional<std::string>>> out;
   with_authorization(m_registries.at(registry), scopes, false, [&out](auto r) { out = std::move(r); });
-  if (auto r = m_transport.run(); !r) return r;
-  if (!*out) return std::unexpected(out->error());
+  HWIMG_TRY(m_transport.run());
+  HWIMG_TRY(*out);
   // Basic credentials are checked once here, so parallel requests do not all fail with them.
   const auto& challenge = m_registries.at(registry).challenge;
   if (challenge && challenge->scheme == "basic") {
-    auto check = exchange_now(registry, Request{Method::get, "/v2/"}, scopes, Retry::safe);
-    if (!check) return std::unexpected(check.error());
-    if (!check->ok() || check->status != 200) return fail("failed to connect to {}: {}", registry, describe(*check));
+    HWIMG_TRY_ASSIGN(const auto check, exchange_now(registry, Request{Method::get, "/v2/"}, scopes, Retry::safe));
+    if (!check.ok() || check.status != 200) return fail("failed to connect to {}: {}", registry, describe(check));
   }
   return {};
 }
@@ -361,7 +357,7 @@ Result<Response> Session::exchange_now(const std::string& registry, Request requ
   std::optional<Result<Response>> out;
   exchange(registry, std::move(request), std::move(scopes), retry, [&out](Result<Response> r) { out = std::move(r); },
            authorization);
-  if (auto r = m_transport.run(); !r) return std::unexpected(r.error());
+  HWIMG_TRY(m_transport.run());
   return std::move(*out);
 }
 
