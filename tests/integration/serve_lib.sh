@@ -1,0 +1,44 @@
+# Helpers for the `hwimg serve` suites (sourced after lib.sh and registry_lib.sh): start a mirror
+# on a free loopback port, made-up host facts, and the digests a registry holds.
+
+# start_serve NAME ARGS...: runs `hwimg serve --listen 127.0.0.1:0 ARGS` in the background; sets
+# SERVE_ADDR (127.0.0.1:PORT), SERVE_PID and SERVE_LOG (its stderr).
+start_serve() {
+  local name=$1; shift
+  SERVE_LOG="$TEST_TMP/serve-$name.log"
+  "$HWIMG" serve --listen 127.0.0.1:0 "$@" 2>"$SERVE_LOG" &
+  SERVE_PID=$!
+  add_cleanup "kill -9 $SERVE_PID 2>/dev/null"
+  local line=""
+  for _ in $(seq 1 200); do
+    line=$(grep -m1 -o 'listening on 127.0.0.1:[0-9]*' "$SERVE_LOG" || true)
+    [ -n "$line" ] && break
+    kill -0 "$SERVE_PID" 2>/dev/null || fail "hwimg serve ($name) exited: $(cat "$SERVE_LOG")"
+    sleep 0.05
+  done
+  [ -n "$line" ] || fail "hwimg serve ($name) did not start: $(cat "$SERVE_LOG")"
+  SERVE_ADDR=${line#listening on }
+}
+
+# stop_serve: SIGTERM, then waits; fails unless it exits 0.
+stop_serve() {
+  kill -TERM "$SERVE_PID"
+  local status=0
+  wait "$SERVE_PID" || status=$?
+  assert_eq 0 "$status" "hwimg serve's exit status after SIGTERM"
+}
+
+# facts_file FILE LEVEL: host facts of an amd64 machine of that level without an NVIDIA driver.
+facts_file() {
+  printf '{"schema": 1, "os": "linux", "cpu": {"arch": "amd64", "vendor": "Intel", "level": "%s", "features": []}, "nvidia": null}\n' "$2" > "$1"
+}
+
+# fetch URL [CURL ARGS...]: GETs URL; body in $BODY_FILE, status in $CODE, headers in $HEADERS.
+BODY_FILE="$TEST_TMP/body"
+fetch() {
+  local url=$1; shift
+  CODE=$(curl -sS -o "$BODY_FILE" -D "$TEST_TMP/headers" -w '%{http_code}' "$@" "$url")
+  HEADERS=$(tr -d '\r' < "$TEST_TMP/headers")
+}
+header_value() { grep -i "^$1:" <<<"$HEADERS" | tail -1 | cut -d' ' -f2-; }
+body_digest() { echo "sha256:$(sha256sum < "$BODY_FILE" | cut -d' ' -f1)"; }
