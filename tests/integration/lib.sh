@@ -28,6 +28,9 @@ assert_eq() { # assert_eq EXPECTED ACTUAL WHAT
 assert_contains() { # assert_contains HAYSTACK NEEDLE WHAT
   [[ "$1" == *"$2"* ]] || fail "$3: expected to contain [$2], got [$1]"
 }
+# make_layout DIR TAG (SPEC.json | --gpu-matrix N | [--variants N] [--shared-size B] [--variant-size B] [--seed S]):
+# writes a test layout shaped like hwimg's (tests/integration/layout_writer.py) and prints the index digest.
+make_layout() { python3 "$HWIMG_SOURCE_DIR/tests/integration/layout_writer.py" "$@"; }
 # Runs a command that must fail; its combined output lands in $OUT and its status in $STATUS.
 expect_failure() {
   set +e

@@ -1,4 +1,4 @@
-# Helpers for the registry suites (sourced after lib.sh): a real local registry, test layouts,
+# Helpers for the registry suites (sourced after lib.sh): a real local registry,
 # skopeo options, and a check that no secret leaked into any output.
 
 require_tool docker-registry
@@ -10,7 +10,6 @@ require_tool curl
 require_tool jq
 
 REGISTRY_SCRIPT="$HWIMG_SOURCE_DIR/registry/run-registry.sh"
-MAKE_LAYOUT="$HWIMG_SOURCE_DIR/tests/integration/make_test_layout.py"
 PROXY="$HWIMG_SOURCE_DIR/tests/integration/registry_proxy.py"
 ALL_OUTPUT="$TEST_TMP/all-output.log"   # everything hwimg printed, checked for secrets at the end
 
@@ -40,9 +39,6 @@ hw_fails() {
   hw "$@"
   [ "$STATUS" != 0 ] || fail "hwimg $1 should have failed: $OUT"
 }
-
-# make_layout DIR TAG [ARGS...]: prints the index digest.
-make_layout() { python3 "$MAKE_LAYOUT" "$@"; }
 
 # count_blob_uploads LOG: finished blob uploads in a registry log (PUT to an upload session -> 201).
 count_blob_uploads() { grep -c '"PUT /v2/[^ ]*/blobs/uploads/[^ ]* HTTP/[0-9.]*" 201' "$1" || true; }

@@ -2,7 +2,7 @@
 # examples/k8s: the DaemonSet's own `hwimg probe --format nfd --output` command writes a feature
 # file that Node Feature Discovery accepts (docs/compatibility.md#nfd-labels): names, prefixes, values,
 # size, written by rename; and it carries every hwimg.org label the workloads select on.
-# (The YAML structure is checked by tests/unit/test_fanout_examples.cpp.)
+# (The YAML structure is checked by tests/unit/test_examples_files.cpp.)
 source "$(dirname "$0")/lib.sh"
 K8S=$HWIMG_SOURCE_DIR/examples/k8s
 features_d=/etc/kubernetes/node-feature-discovery/features.d

@@ -7,7 +7,6 @@ require_tool jq
 require_tool python3
 
 data=$HWIMG_SOURCE_DIR/tests/data/select
-make_layout() { python3 "$data/make_select_layout.py" "$@"; }
 # sel ARGS...: runs hwimg select; stdout in $OUT, stderr in $ERR, status in $STATUS.
 sel() {
   set +e

@@ -49,7 +49,7 @@ sel --host "$TEST_TMP/host.json" --format json "$reg/demo/stencil@$(layout_diges
 assert_eq "$reg/demo/stencil@$(layout_digest "$stencil" "$tag")" "$(jq -r .reference <<<"$OUT")" "by index digest"
 
 step "GPU fixtures: layout and registry agree"
-python3 "$data/make_select_layout.py" "$TEST_TMP/gpu" 1.0 "$data/gpu-variants.json" > /dev/null
+make_layout "$TEST_TMP/gpu" 1.0 "$data/gpu-variants.json" > /dev/null
 hw_ok push "${tls[@]}" "oci:$TEST_TMP/gpu:1.0" "$reg/demo/gpu:1.0"
 for host in h100-580 h100-535; do
   sel --host "$data/host-$host.json" --format json "oci:$TEST_TMP/gpu:1.0"
@@ -63,7 +63,7 @@ assert_eq 3 "$STATUS" "GPU-only index, no GPU"
 assert_eq 4 "$(grep -c 'needs an NVIDIA GPU; host has no NVIDIA driver' <<<"$ERR")" "reasons"
 
 step "images made by others: configs fetched only for variants without hwimg annotations"
-python3 "$data/make_select_layout.py" "$TEST_TMP/cuda" 12.6 "$data/nvidia-cuda-images.json" > /dev/null
+make_layout "$TEST_TMP/cuda" 12.6 "$data/nvidia-cuda-images.json" > /dev/null
 hw_ok push "${tls[@]}" "oci:$TEST_TMP/cuda:12.6" "$reg/demo/cuda:12.6"
 mark=$(wc -l < "$dir/registry.log")
 sel --host "$data/host-h100-535.json" "$reg/demo/cuda:12.6"

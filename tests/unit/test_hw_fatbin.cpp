@@ -10,6 +10,7 @@
 #include "hwimg/hw/fatbin_check.hpp"
 #include "hwimg/hw/fatbin_payload.hpp"
 #include "hwimg/util/files.hpp"
+#include "test_support.hpp"
 
 #include <zstd.h>
 
@@ -371,16 +372,14 @@ TEST_CASE("the check refuses a variant whose files lack a declared target, showi
 }
 
 TEST_CASE("scanning a directory collects device code from its ELF files only") {
-  auto dir = hwimg::util::TempDir::create(std::filesystem::temp_directory_path(), "hwimg-fatbin").value();
+  const auto dir = hwimg::test::scratch_directory("hwimg-fatbin");
   const auto object = real_object();
   const auto other = elf_with(container({entry(spec(1, 120))}));
-  REQUIRE(hwimg::util::make_directories(dir.path() / "bin"));
-  REQUIRE(hwimg::util::make_directories(dir.path() / "lib"));
-  REQUIRE(hwimg::util::write_file_atomic(dir.path() / "bin" / "app",
-                                         std::string_view(reinterpret_cast<const char*>(object.data()), object.size())));
-  REQUIRE(hwimg::util::write_file_atomic(dir.path() / "lib" / "libk.so",
-                                         std::string_view(reinterpret_cast<const char*>(other.data()), other.size())));
-  REQUIRE(hwimg::util::write_file_atomic(dir.path() / "README", "not an ELF file"));
+  hwimg::test::write_file(dir.path() / "bin" / "app",
+                          std::string_view(reinterpret_cast<const char*>(object.data()), object.size()));
+  hwimg::test::write_file(dir.path() / "lib" / "libk.so",
+                          std::string_view(reinterpret_cast<const char*>(other.data()), other.size()));
+  hwimg::test::write_file(dir.path() / "README", "not an ELF file");
   const auto scan = scan_device_code(dir.path()).value();
   CHECK(join_target_names(scan.targets) == "sm_75,compute_80,sm_90a,sm_100f,compute_120");
   CHECK(scan.files.size() == 2);

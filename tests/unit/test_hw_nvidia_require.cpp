@@ -5,8 +5,11 @@
 
 #include "hwimg/hw/nvidia_require.hpp"
 #include "hwimg/util/strings.hpp"
+#include "test_support.hpp"
 
 using namespace hwimg::hw;
+using hwimg::test::nvidia::require_cuda_11_8;
+using hwimg::test::nvidia::require_cuda_12_6_3;
 
 namespace {
 
@@ -24,39 +27,20 @@ bool accepts(const RequireExpression& expression, const RequireHost& facts) {
   return !unsatisfied_condition(expression, facts).has_value();
 }
 
-// NVIDIA's nvidia/cuda images (docs/compatibility.md#nvidia-require-in-nvidia-images).
-const std::string cuda_11_8 =
-    "cuda>=11.8 brand=tesla,driver>=470,driver<471 brand=unknown,driver>=470,driver<471 "
-    "brand=nvidia,driver>=470,driver<471 brand=nvidiartx,driver>=470,driver<471 "
-    "brand=geforce,driver>=470,driver<471 brand=geforcertx,driver>=470,driver<471 "
-    "brand=quadro,driver>=470,driver<471 brand=quadrortx,driver>=470,driver<471 "
-    "brand=titan,driver>=470,driver<471 brand=titanrtx,driver>=470,driver<471";
-
-std::string cuda_12_6_3() {
-  std::string text = "cuda>=12.6";
-  for (const auto* branch : {"470", "535", "550"}) {
-    for (const auto* brand : {"unknown", "grid", "tesla", "nvidia", "quadro", "quadrortx", "nvidiartx", "vapps",
-                              "vpc", "vcs", "vws", "cloudgaming"}) {
-      text += fmt::format(" brand={},driver>={},driver<{}", brand, branch, std::stoi(branch) + 1);
-    }
-  }
-  return text;
-}
-
 }  // namespace
 
 TEST_CASE("NVIDIA's own requirement strings parse and print back") {
   CHECK(parse("cuda>=11.4").str() == "cuda>=11.4");
-  const auto expression = parse(cuda_11_8);
+  const auto expression = parse(require_cuda_11_8);
   CHECK(expression.alternatives.size() == 11);
   CHECK(expression.alternatives[1].terms.size() == 3);
   CHECK(expression.alternatives[1].terms[0] == RequireTerm{RequireKey::brand, RequireOp::eq, "tesla"});
-  CHECK(expression.str() == cuda_11_8);
-  CHECK(parse(cuda_12_6_3()).alternatives.size() == 37);
+  CHECK(expression.str() == require_cuda_11_8);
+  CHECK(parse(require_cuda_12_6_3()).alternatives.size() == 37);
 }
 
 TEST_CASE("evaluation of NVIDIA's 11.8 image requirement") {
-  const auto expression = parse(cuda_11_8);
+  const auto expression = parse(require_cuda_11_8);
   CHECK(accepts(expression, host("12.2", "535.104.05", {gpu(8, 0)})));
   CHECK(accepts(expression, host("11.4", "470.82.01", {gpu(7, 0, "Tesla")})));
   CHECK(accepts(expression, host("11.4", "470.82.01", {gpu(8, 6, "GeForce RTX")})));
@@ -71,7 +55,7 @@ TEST_CASE("evaluation of NVIDIA's 11.8 image requirement") {
 }
 
 TEST_CASE("evaluation of NVIDIA's 12.6.3 image requirement, per GPU") {
-  const auto expression = parse(cuda_12_6_3());
+  const auto expression = parse(require_cuda_12_6_3());
   CHECK(accepts(expression, host("12.4", "550.54.15", {gpu(9, 0)})));
   CHECK(accepts(expression, host("12.2", "535.104.05", {gpu(8, 0, "Tesla"), gpu(8, 0, "NVIDIA")})));
   CHECK_FALSE(accepts(expression, host("12.3", "545.23.08", {gpu(9, 0)})));

@@ -5,6 +5,7 @@
 
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/util/files.hpp"
+#include "test_support.hpp"
 
 using namespace hwimg::matrix;
 
@@ -239,16 +240,16 @@ TEST_CASE("arm64 CPU targets give an arm64 platform") {
 }
 
 TEST_CASE("load_matrix lists every error in one message") {
-  auto dir = hwimg::util::TempDir::create(std::filesystem::temp_directory_path(), "hwimg-matrix").value();
+  const auto dir = hwimg::test::scratch_directory("hwimg-matrix");
   const auto path = dir.path() / "m.yaml";
-  REQUIRE(hwimg::util::write_file_atomic(path, "axes:\n  cuda: ['12.4']\n  gpu: [sm_8O, sm_100]\n"));
+  hwimg::test::write_file(path, "axes:\n  cuda: ['12.4']\n  gpu: [sm_8O, sm_100]\n");
   const auto loaded = load_matrix(path, {});
   REQUIRE_FALSE(loaded);
   CHECK(loaded.error().message ==
         fmt::format("failed to load matrix {0}: 2 errors:\n{0}:3:9: unknown GPU target 'sm_8O' (did you mean "
                     "sm_80?)\n{0}:3:16: variant cuda12.4-sm100-x86-64-v1: sm_100 needs CUDA 12.8 or newer",
                     path.string()));
-  REQUIRE(hwimg::util::write_file_atomic(path, "axes:\n  cuda: ['12.4']\n  gpu: [sm_80, sm_100]\n"));
+  hwimg::test::write_file(path, "axes:\n  cuda: ['12.4']\n  gpu: [sm_80, sm_100]\n");
   const auto skipped = load_matrix(path, {SkipUnsupported::yes});
   REQUIRE(skipped);
   CHECK(skipped->variants.size() == 1);

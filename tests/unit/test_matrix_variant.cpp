@@ -6,6 +6,7 @@
 
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/util/files.hpp"
+#include "test_support.hpp"
 
 using namespace hwimg::matrix;
 
@@ -33,15 +34,14 @@ TEST_CASE("build variables and environment add the output directory") {
 }
 
 TEST_CASE("resolve_toolkit finds nvcc under cuda_home, or names where it looked") {
-  auto dir = hwimg::util::TempDir::create(std::filesystem::temp_directory_path(), "hwimg-toolkit").value();
+  const auto dir = hwimg::test::scratch_directory("hwimg-toolkit");
   const auto missing = resolve_toolkit(gpu_variant(dir.path() / "cuda-12.8"));
   REQUIRE_FALSE(missing);
   CHECK(missing.error().message ==
         fmt::format("failed to find the CUDA 12.8 toolkit for variant cuda12.8-sm90-x86-64-v3: {}/cuda-12.8/bin/nvcc "
                     "does not exist or is not executable (install CUDA 12.8 there, or set cuda_home in the matrix)",
                     dir.path().string()));
-  REQUIRE(hwimg::util::make_directories(dir.path() / "cuda-12.8" / "bin"));
-  REQUIRE(hwimg::util::write_file_atomic(dir.path() / "cuda-12.8" / "bin" / "nvcc", "#!/bin/sh\n", 0755));
+  hwimg::test::write_file(dir.path() / "cuda-12.8" / "bin" / "nvcc", "#!/bin/sh\n", 0755);
   const auto found = resolve_toolkit(gpu_variant(dir.path() / "cuda-12.8"));
   REQUIRE(found);
   CHECK(found->nvcc == dir.path() / "cuda-12.8" / "bin" / "nvcc");

@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -9,6 +8,7 @@
 
 #include "hwimg/oci/layer_writer.hpp"
 #include "hwimg/util/files.hpp"
+#include "test_support.hpp"
 
 using namespace hwimg;
 namespace fs = std::filesystem;
@@ -41,11 +41,6 @@ std::vector<TarEntry> read_layer(const oci::Layout& layout, const oci::Descripto
   return entries;
 }
 
-void write(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << content;
-}
-
 }  // namespace
 
 TEST_CASE("normalize_image_path keeps paths inside the image root") {
@@ -55,16 +50,15 @@ TEST_CASE("normalize_image_path keeps paths inside the image root") {
 }
 
 TEST_CASE("layers are reproducible tars: sorted, parents first, root-owned, one mtime, links kept") {
-  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
-  REQUIRE(tmp);
-  const auto src = tmp->path() / "src";
-  write(src / "b.txt", "bee");
-  write(src / "a-b", "dash");
-  write(src / "a" / "z", "zed");
+  const auto tmp = test::scratch_directory();
+  const auto src = tmp.path() / "src";
+  test::write_file(src / "b.txt", "bee");
+  test::write_file(src / "a-b", "dash");
+  test::write_file(src / "a" / "z", "zed");
   fs::permissions(src / "b.txt", fs::perms(0750));
   fs::create_symlink("b.txt", src / "link");
   fs::create_hard_link(src / "b.txt", src / "c-hard");
-  auto layout = oci::Layout::open(tmp->path() / "layout", oci::OpenMode::create);
+  auto layout = oci::Layout::open(tmp.path() / "layout", oci::OpenMode::create);
   REQUIRE(layout);
 
   oci::LayerOptions options;
@@ -88,7 +82,7 @@ TEST_CASE("layers are reproducible tars: sorted, parents first, root-owned, one 
 
   // Same content with other mtimes and another compression thread count: the same bytes.
   ::sleep(1);
-  write(src / "a" / "z", "zed");
+  test::write_file(src / "a" / "z", "zed");
   options.compression.threads = 1;
   const auto second = oci::write_layer(*layout, {{src, "/opt/app"}}, options);
   REQUIRE(second);
@@ -98,26 +92,25 @@ TEST_CASE("layers are reproducible tars: sorted, parents first, root-owned, one 
 }
 
 TEST_CASE("the diff id is the digest of the uncompressed tar for every compression") {
-  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
-  REQUIRE(tmp);
-  write(tmp->path() / "src" / "f", std::string(3 << 20, 'x'));  // several gzip blocks
-  auto layout = oci::Layout::open(tmp->path() / "layout", oci::OpenMode::create);
+  const auto tmp = test::scratch_directory();
+  test::write_file(tmp.path() / "src" / "f", std::string(3 << 20, 'x'));  // several gzip blocks
+  auto layout = oci::Layout::open(tmp.path() / "layout", oci::OpenMode::create);
   REQUIRE(layout);
   oci::LayerOptions options;
   options.compression.compression = oci::Compression::none;
-  const auto plain = oci::write_layer(*layout, {{tmp->path() / "src", "/d"}}, options);
+  const auto plain = oci::write_layer(*layout, {{tmp.path() / "src", "/d"}}, options);
   REQUIRE(plain);
   CHECK(plain->diff_id == plain->descriptor.digest);
   for (const auto compression : {oci::Compression::gzip, oci::Compression::zstd}) {
     options.compression.compression = compression;
-    const auto packed = oci::write_layer(*layout, {{tmp->path() / "src", "/d"}}, options);
+    const auto packed = oci::write_layer(*layout, {{tmp.path() / "src", "/d"}}, options);
     REQUIRE(packed);
     CHECK(packed->diff_id == plain->diff_id);
     CHECK(packed->descriptor.size < plain->descriptor.size / 10);
     // Blocks are compressed independently: the thread count does not change a byte.
     auto single = options;
     single.compression.threads = 1;
-    const auto one_thread = oci::write_layer(*layout, {{tmp->path() / "src", "/d"}}, single);
+    const auto one_thread = oci::write_layer(*layout, {{tmp.path() / "src", "/d"}}, single);
     REQUIRE(one_thread);
     CHECK(one_thread->descriptor.digest == packed->descriptor.digest);
     CHECK(read_layer(*layout, packed->descriptor).size() == 2);
@@ -125,13 +118,12 @@ TEST_CASE("the diff id is the digest of the uncompressed tar for every compressi
 }
 
 TEST_CASE("a path written twice in one layer is refused") {
-  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
-  REQUIRE(tmp);
-  write(tmp->path() / "a" / "x", "1");
-  write(tmp->path() / "b" / "x", "2");
-  auto layout = oci::Layout::open(tmp->path() / "layout", oci::OpenMode::create);
+  const auto tmp = test::scratch_directory();
+  test::write_file(tmp.path() / "a" / "x", "1");
+  test::write_file(tmp.path() / "b" / "x", "2");
+  auto layout = oci::Layout::open(tmp.path() / "layout", oci::OpenMode::create);
   REQUIRE(layout);
-  const auto r = oci::write_layer(*layout, {{tmp->path() / "a", "/d"}, {tmp->path() / "b", "/d"}}, {});
+  const auto r = oci::write_layer(*layout, {{tmp.path() / "a", "/d"}, {tmp.path() / "b", "/d"}}, {});
   REQUIRE_FALSE(r);
   CHECK(r.error().message.ends_with("\"/d\" is written twice in one layer"));
 }

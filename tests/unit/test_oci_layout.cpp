@@ -1,57 +1,54 @@
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <thread>
 
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/util/files.hpp"
+#include "test_support.hpp"
 
 using namespace hwimg;
 namespace fs = std::filesystem;
 
 TEST_CASE("a new layout has the marker, an empty index and no stray files") {
-  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
-  REQUIRE(tmp);
-  auto layout = oci::Layout::open(tmp->path() / "l", oci::OpenMode::create);
+  const auto tmp = test::scratch_directory();
+  auto layout = oci::Layout::open(tmp.path() / "l", oci::OpenMode::create);
   REQUIRE(layout);
-  CHECK(util::read_file(tmp->path() / "l" / "oci-layout").value() == R"({"imageLayoutVersion":"1.0.0"})");
-  CHECK(util::read_file(tmp->path() / "l" / "index.json").value() ==
+  CHECK(util::read_file(tmp.path() / "l" / "oci-layout").value() == R"({"imageLayoutVersion":"1.0.0"})");
+  CHECK(util::read_file(tmp.path() / "l" / "index.json").value() ==
         R"({"manifests":[],"mediaType":"application/vnd.oci.image.index.v1+json","schemaVersion":2})");
-  CHECK(fs::is_directory(tmp->path() / "l" / "blobs" / "sha256"));
-  CHECK(oci::Layout::open(tmp->path() / "missing").error().message ==
-        "failed to open image layout " + (tmp->path() / "missing").string() +
+  CHECK(fs::is_directory(tmp.path() / "l" / "blobs" / "sha256"));
+  CHECK(oci::Layout::open(tmp.path() / "missing").error().message ==
+        "failed to open image layout " + (tmp.path() / "missing").string() +
             ": no oci-layout file (not an OCI image layout)");
 }
 
 TEST_CASE("blobs are content-addressed and verified when read") {
-  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
-  REQUIRE(tmp);
-  auto layout = oci::Layout::open(tmp->path(), oci::OpenMode::create);
+  const auto tmp = test::scratch_directory();
+  auto layout = oci::Layout::open(tmp.path(), oci::OpenMode::create);
   REQUIRE(layout);
   const auto d = layout->put_blob("{}", "application/vnd.oci.empty.v1+json");
   REQUIRE(d);
   CHECK(d->digest.str() == "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
   CHECK(layout->read_blob(*d).value() == "{}");
-  std::ofstream(layout->blob_path(d->digest)) << "[]";
+  test::write_file(layout->blob_path(d->digest), "[]");
   CHECK(layout->read_blob(*d).error().message ==
         fmt::format("failed to read blob {} from {}: digest mismatch, content hashes to "
                     "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
-                    d->digest.str(), tmp->path().string()));
-  std::ofstream(layout->blob_path(d->digest)) << "{ }";
+                    d->digest.str(), tmp.path().string()));
+  test::write_file(layout->blob_path(d->digest), "{ }");
   CHECK(layout->read_blob(*d).error().message.ends_with("size is 3 bytes, descriptor says 2"));
 }
 
 TEST_CASE("concurrent index.json updates all land") {
-  auto tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-unit-");
-  REQUIRE(tmp);
-  auto layout = oci::Layout::open(tmp->path(), oci::OpenMode::create);
+  const auto tmp = test::scratch_directory();
+  auto layout = oci::Layout::open(tmp.path(), oci::OpenMode::create);
   REQUIRE(layout);
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
       const auto blob = layout->put_blob(fmt::format("{{\"n\":{}}}", i), oci::media_type::manifest).value();
       // A separate Layout object per thread, as separate processes would have.
-      auto own = oci::Layout::open(tmp->path()).value();
+      auto own = oci::Layout::open(tmp.path()).value();
       REQUIRE(own.update_index_json([&](oci::Index& index) -> Result<void> {
         auto tagged = blob;
         tagged.annotations[std::string(oci::ref_name_annotation)] = fmt::format("t{}", i);

@@ -2,6 +2,7 @@
 
 #include "hwimg/probe/nvidia_procfs.hpp"
 #include "hwimg/util/files.hpp"
+#include "test_support.hpp"
 
 using namespace hwimg;
 using namespace hwimg::probe;
@@ -45,13 +46,12 @@ TEST_CASE("recorded procfs trees give the driver and the GPUs, never a compute c
 }
 
 TEST_CASE("without procfs the module version comes from sysfs, and no module means no facts") {
-  auto dir = util::TempDir::create(std::filesystem::temp_directory_path(), "hwimg-procfs");
-  REQUIRE(dir.has_value());
-  const auto sys = dir->path() / "sys";
+  const auto dir = test::scratch_directory("hwimg-procfs");
+  const auto sys = dir.path() / "sys";
   REQUIRE(util::make_directories(sys / "module/nvidia").has_value());
-  CHECK_FALSE(read_nvidia_procfs(dir->path() / "proc", sys, k_quiet).has_value());
-  REQUIRE(util::write_file_atomic(sys / "module/nvidia/version", "580.65.06\n").has_value());
-  const auto facts = read_nvidia_procfs(dir->path() / "proc", sys, k_quiet);
+  CHECK_FALSE(read_nvidia_procfs(dir.path() / "proc", sys, k_quiet).has_value());
+  test::write_file(sys / "module/nvidia/version", "580.65.06\n");
+  const auto facts = read_nvidia_procfs(dir.path() / "proc", sys, k_quiet);
   REQUIRE(facts.has_value());
   CHECK(facts->driver_version == "580.65.06");
   CHECK(facts->gpus.empty());

@@ -6,18 +6,13 @@
 
 #include "hwimg/registry/credentials.hpp"
 #include "hwimg/util/files.hpp"
+#include "test_support.hpp"
 
 using namespace hwimg;
 using namespace hwimg::registry;
 
-namespace {
-util::TempDir scratch() {
-  auto dir = util::TempDir::create(std::filesystem::temp_directory_path(), "hwimg-cred");
-  REQUIRE(dir);
-  return std::move(*dir);
-}
-void write(const std::filesystem::path& path, std::string_view text) { REQUIRE(util::write_file_atomic(path, text)); }
-}  // namespace
+using test::scratch_directory;
+using test::write_file;
 
 TEST_CASE("base64 round trip") {
   CHECK(base64_encode("alice:s3cret") == "YWxpY2U6czNjcmV0");
@@ -33,8 +28,8 @@ TEST_CASE("config keys: Docker Hub's legacy URL, else host:port") {
 }
 
 TEST_CASE("auths entries: exact key, then host:port of URL keys, never a key without the port") {
-  auto dir = scratch();
-  write(dir.path() / "config.json",
+  auto dir = scratch_directory("hwimg-cred");
+  write_file(dir.path() / "config.json",
         R"({"auths": {"https://127.0.0.1:5443/v2/": {"auth": "YWxpY2U6czNjcmV0OndpdGg6Y29sb25z"},
                       "reg.example.com": {"auth": "Ym9iOnB3"},
                       "tok.example.com": {"identitytoken": "refresh-me"},
@@ -54,8 +49,8 @@ TEST_CASE("auths entries: exact key, then host:port of URL keys, never a key wit
 }
 
 TEST_CASE("a broken auth entry is an error that does not quote it") {
-  auto dir = scratch();
-  write(dir.path() / "config.json", R"({"auths": {"reg.example.com": {"auth": "bm9jb2xvbg=="}}})");
+  auto dir = scratch_directory("hwimg-cred");
+  write_file(dir.path() / "config.json", R"({"auths": {"reg.example.com": {"auth": "bm9jb2xvbg=="}}})");
   auto c = lookup_credentials(dir.path(), "reg.example.com");
   REQUIRE(!c);
   CHECK(c.error().message == fmt::format("failed to read {}: auths.\"reg.example.com\".auth is not base64 of "
@@ -64,22 +59,22 @@ TEST_CASE("a broken auth entry is an error that does not quote it") {
 }
 
 TEST_CASE("credential helpers: credHelpers wins over credsStore, identity tokens, not found") {
-  auto dir = scratch();
+  auto dir = scratch_directory("hwimg-cred");
   const auto bin = dir.path() / "bin";
   REQUIRE(util::make_directories(bin));
-  write(bin / "docker-credential-fake",
+  write_file(bin / "docker-credential-fake",
         "#!/bin/sh\nread -r key || true\n"
         "case \"$key\" in\n"
         "  reg.example.com) echo '{\"ServerURL\":\"reg.example.com\",\"Username\":\"carol\",\"Secret\":\"pw1\"}';;\n"
         "  tok.example.com) echo '{\"ServerURL\":\"tok.example.com\",\"Username\":\"<token>\",\"Secret\":\"idt\"}';;\n"
         "  *) echo 'credentials not found in native keychain'; exit 1;;\n"
         "esac\n");
-  write(bin / "docker-credential-broken", "#!/bin/sh\necho 'keychain locked'; exit 3\n");
+  write_file(bin / "docker-credential-broken", "#!/bin/sh\necho 'keychain locked'; exit 3\n");
   ::chmod((bin / "docker-credential-fake").c_str(), 0755);
   ::chmod((bin / "docker-credential-broken").c_str(), 0755);
   const std::string path = bin.string() + ":" + std::getenv("PATH");
   ::setenv("PATH", path.c_str(), 1);
-  write(dir.path() / "config.json",
+  write_file(dir.path() / "config.json",
         R"({"credsStore": "fake", "credHelpers": {"locked.example.com": "broken"},
             "auths": {"reg.example.com": {"auth": "aWdub3JlZDppZ25vcmVk"}}})");
   CHECK(lookup_credentials(dir.path(), "reg.example.com")->value().username == "carol");
@@ -93,7 +88,7 @@ TEST_CASE("credential helpers: credHelpers wins over credsStore, identity tokens
 }
 
 TEST_CASE("storing credentials keeps other keys and writes mode 0600 in a 0700 directory") {
-  auto dir = scratch();
+  auto dir = scratch_directory("hwimg-cred");
   const auto config_dir = dir.path() / "docker";
   REQUIRE(store_credentials(config_dir, "127.0.0.1:5443", Credentials{"alice", "pw", {}, {}}));
   struct stat info {};
@@ -101,7 +96,7 @@ TEST_CASE("storing credentials keeps other keys and writes mode 0600 in a 0700 d
   CHECK((info.st_mode & 0777) == 0600);
   REQUIRE(::stat(config_dir.c_str(), &info) == 0);
   CHECK((info.st_mode & 0777) == 0700);
-  write(config_dir / "config.json", R"({"auths": {"a.example.com": {"auth": "eDp5"}}, "psFormat": "table"})");
+  write_file(config_dir / "config.json", R"({"auths": {"a.example.com": {"auth": "eDp5"}}, "psFormat": "table"})");
   REQUIRE(store_credentials(config_dir, "127.0.0.1:5443", Credentials{"alice", "pw2", {}, {}}));
   auto text = util::read_file(config_dir / "config.json");
   REQUIRE(text);

@@ -6,17 +6,12 @@
 #include "hwimg/registry/detail/blob_locations.hpp"
 #include "hwimg/registry/detail/push_plan.hpp"
 #include "hwimg/util/files.hpp"
+#include "test_support.hpp"
 
 using namespace hwimg;
 using namespace hwimg::registry;
 
 namespace {
-
-util::TempDir scratch() {
-  auto dir = util::TempDir::create(std::filesystem::temp_directory_path(), "hwimg-plan");
-  REQUIRE(dir);
-  return std::move(*dir);
-}
 
 oci::Descriptor with_ref_name(oci::Descriptor d, const std::string& name) {
   d.annotations[std::string(oci::ref_name_annotation)] = name;
@@ -48,7 +43,7 @@ oci::Descriptor write_variants(const oci::Layout& layout, const std::string& tag
 }  // namespace
 
 TEST_CASE("a push plan has every blob once, largest first, and the variant tags renamed") {
-  auto dir = scratch();
+  auto dir = test::scratch_directory("hwimg-plan");
   auto layout = oci::Layout::open(dir.path(), oci::OpenMode::create);
   REQUIRE(layout);
   const auto root = write_variants(*layout, "1.0");
@@ -65,7 +60,7 @@ TEST_CASE("a push plan has every blob once, largest first, and the variant tags 
 }
 
 TEST_CASE("a push plan refuses what a registry would not take") {
-  auto dir = scratch();
+  auto dir = test::scratch_directory("hwimg-plan");
   auto layout = oci::Layout::open(dir.path(), oci::OpenMode::create);
   REQUIRE(layout);
   const auto root = write_variants(*layout, "1.0");
@@ -96,7 +91,7 @@ TEST_CASE("a push plan refuses what a registry would not take") {
 }
 
 TEST_CASE("blob locations remember other repositories across saves") {
-  auto dir = scratch();
+  auto dir = test::scratch_directory("hwimg-plan");
   const auto file = dir.path() / "state" / "registry-blobs.json";
   const auto digest = oci::Digest::sha256_of("blob");
   auto first = BlobLocations::load(file);
@@ -110,6 +105,6 @@ TEST_CASE("blob locations remember other repositories across saves") {
   second.record("r:5000", digest, "b/y");
   REQUIRE(second.save());
   CHECK(BlobLocations::load(file).other_repository("r:5000", digest, "a/x") == "b/y");
-  REQUIRE(util::write_file_atomic(file, "not json"));
+  test::write_file(file, "not json");
   CHECK(!BlobLocations::load(file).other_repository("r:5000", digest, "c/z"));
 }

@@ -3,30 +3,13 @@
 #include <doctest/doctest.h>
 
 #include "test_select_support.hpp"
+#include "test_support.hpp"
 
 using namespace select_test;
+using hwimg::test::nvidia::require_cuda_11_8;
+using hwimg::test::nvidia::require_cuda_12_6_3;
 
 namespace {
-
-// nvidia/cuda:12.6.3-base-ubuntu22.04 (docs/compatibility.md#nvidia-require-in-nvidia-images).
-std::string cuda_12_6_3() {
-  std::string text = "cuda>=12.6";
-  for (const auto* branch : {"470", "535", "550"}) {
-    for (const auto* brand : {"unknown", "grid", "tesla", "nvidia", "quadro", "quadrortx", "nvidiartx", "vapps",
-                              "vpc", "vcs", "vws", "cloudgaming"}) {
-      text += fmt::format(" brand={},driver>={},driver<{}", brand, branch, std::stoi(branch) + 1);
-    }
-  }
-  return text;
-}
-
-// nvidia/cuda:11.8.0-base-ubuntu22.04.
-const std::string cuda_11_8 =
-    "cuda>=11.8 brand=tesla,driver>=470,driver<471 brand=unknown,driver>=470,driver<471 "
-    "brand=nvidia,driver>=470,driver<471 brand=nvidiartx,driver>=470,driver<471 "
-    "brand=geforce,driver>=470,driver<471 brand=geforcertx,driver>=470,driver<471 "
-    "brand=quadro,driver>=470,driver<471 brand=quadrortx,driver>=470,driver<471 "
-    "brand=titan,driver>=470,driver<471 brand=titanrtx,driver>=470,driver<471";
 
 select::Candidate cuda_image(const std::string& require, std::vector<std::string> more_env = {}) {
   more_env.push_back("NVIDIA_REQUIRE_CUDA=" + require);
@@ -42,7 +25,7 @@ std::vector<std::string> reasons_on(const select::Candidate& image, const probe:
 }  // namespace
 
 TEST_CASE("NVIDIA's 12.6.3 image: native hosts and the brand/branch forward-compatibility pairs") {
-  const auto image = cuda_image(cuda_12_6_3());
+  const auto image = cuda_image(require_cuda_12_6_3());
   CHECK(reasons_on(image, with_gpus(cpu_host("x86-64-v3"), "560.35.03", "12.6", {"9.0"})).empty());
   CHECK(reasons_on(image, with_gpus(cpu_host("x86-64-v3"), "535.104.05", "12.2", {"9.0"}, "NVIDIA")).empty());
   CHECK(reasons_on(image, with_gpus(cpu_host("x86-64-v3"), "535.104.05", "12.2", {"8.9"}, "NVIDIA RTX")).empty());
@@ -55,7 +38,7 @@ TEST_CASE("NVIDIA's 12.6.3 image: native hosts and the brand/branch forward-comp
 }
 
 TEST_CASE("NVIDIA's 11.8 image: every visible GPU must satisfy it; --gpus narrows them") {
-  const auto image = cuda_image(cuda_11_8);
+  const auto image = cuda_image(require_cuda_11_8);
   const auto host = with_gpus(cpu_host("x86-64-v3"), "470.57.02", "11.4", {"8.0"}, "GRID");
   CHECK(reasons_on(image, host) ==
         std::vector<std::string>{"NVIDIA_REQUIRE_CUDA: unsatisfied condition: cuda>=11.8; host driver 470.57.02 "

@@ -10,6 +10,7 @@
 #include "hwimg/select/report.hpp"
 #include "hwimg/util/files.hpp"
 #include "test_select_support.hpp"
+#include "test_support.hpp"
 
 using namespace select_test;
 namespace fs = std::filesystem;
@@ -17,33 +18,16 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Fixture {
-  util::TempDir tmp = util::TempDir::create(fs::temp_directory_path(), "hwimg-select-").value();
+  util::TempDir tmp = test::scratch_directory("hwimg-select-");
   oci::Layout layout = oci::Layout::open(tmp.path() / "layout", oci::OpenMode::create).value();
 
-  // A manifest whose config carries `env` and `labels`; returns its descriptor in the index.
-  oci::Descriptor image(const oci::Platform& platform, std::vector<std::string> env, oci::Annotations annotations) {
-    oci::ImageConfig config;
-    config.os = platform.os;
-    config.architecture = platform.architecture;
-    config.variant = platform.variant;
-    config.env = std::move(env);
-    auto config_descriptor = layout.put_blob(oci::to_json(config), oci::media_type::config).value();
-    oci::Manifest manifest;
-    manifest.config = config_descriptor;
-    auto descriptor = layout.put_blob(oci::to_json(manifest), oci::media_type::manifest).value();
-    descriptor.platform = platform;
-    descriptor.annotations = std::move(annotations);
-    return descriptor;
+  // A manifest whose config carries `env`; returns its descriptor in the index.
+  oci::Descriptor image(const oci::Platform& platform, const std::vector<std::string>& env,
+                        const oci::Annotations& annotations) {
+    return test::put_image(layout, platform, env, annotations);
   }
 
-  void tag(oci::Descriptor descriptor, const std::string& name) {
-    descriptor.platform.reset();
-    descriptor.annotations = {{std::string(oci::ref_name_annotation), name}};
-    layout.update_index_json([&](oci::Index& index) -> Result<void> {
-      index.manifests.push_back(descriptor);
-      return {};
-    }).value();
-  }
+  void tag(const oci::Descriptor& descriptor, const std::string& name) { test::tag_in_layout(layout, descriptor, name); }
 
   std::string reference(const std::string& tag_name) const { return "oci:" + (tmp.path() / "layout").string() + ":" + tag_name; }
 };
@@ -55,9 +39,7 @@ TEST_CASE("a layout index: hwimg variants from the index alone, others with thei
   const auto annotated = f.image({"linux", "amd64", "v3"}, {}, {{"org.hwimg.variant", "cpu-x86-64-v3"},
                                                                {"org.hwimg.cpu.level", "x86-64-v3"}});
   const auto foreign = f.image({"linux", "amd64", ""}, {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}, {});
-  oci::Index index;
-  index.manifests = {annotated, foreign};
-  const auto index_descriptor = f.layout.put_blob(oci::to_json(index), oci::media_type::index).value();
+  const auto index_descriptor = test::put_index(f.layout, {annotated, foreign});
   f.tag(index_descriptor, "1.0");
   f.tag(annotated, "1.0-cpu-x86-64-v3");
 
