@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // Appends the metadata of every file under `root`, in a stable order; `skip` (the output layout,
-// which may sit inside the workdir) and .git are not inputs.
+// which may sit inside the workdir), .git and the scratch directories of builds (TMPDIR may be
+// inside the workdir too) are not inputs.
 void hash_tree(const fs::path& root, const fs::path& skip, oci::Sha256& hash) {
   std::vector<std::string> lines;
   std::error_code ec;
@@ -34,7 +35,8 @@ void hash_tree(const fs::path& root, const fs::path& skip, oci::Sha256& hash) {
   if (fs::is_directory(root, ec)) {
     for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
          !ec && it != end; it.increment(ec)) {
-      if (it->path().filename() == ".git" || it->path() == skip) {
+      const auto name = it->path().filename().string();
+      if (name == ".git" || it->path() == skip || (name.starts_with(scratch_prefix) && it->is_directory(ec))) {
         it.disable_recursion_pending();
         continue;
       }
@@ -64,9 +66,9 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const Varian
   hash.update(fmt::format("e NVIDIA_REQUIRE_CUDA={}\n", variant.nvidia_require_cuda));
   for (const auto& [k, v] : variant.variables) hash.update(fmt::format("v {}={}\n", k, v));
   for (const auto& t : variant.gpu_targets) hash.update(fmt::format("g {}\n", t.name()));
-  hash.update(fmt::format("settings {} {} {} {}\n", oci::compression_name(settings.compression.compression),
-                          settings.compression.level, settings.compression.gzip_block_size + settings.compression.zstd_block_size,
-                          settings.source_date_epoch));
+  hash.update(fmt::format("settings {} {} {} {} {}\n", oci::compression_name(settings.compression.compression),
+                          settings.compression.level, settings.compression.gzip_block_size,
+                          settings.compression.zstd_block_size, settings.source_date_epoch));
 
   hash.update("base " + plan.base_text + "\n");
   if (plan.base && plan.base->kind == image::SourceKind::layout) {

@@ -10,6 +10,9 @@
 
 namespace hwimg::build {
 
+// The scratch directories of builds (under TMPDIR, holding ${out}) start with this.
+inline constexpr std::string_view scratch_prefix = "hwimg-build-";
+
 // A digest of everything that determines the variant's image: hwimg's version, the recipe file, the
 // variant plan, the settings, the base image, and the metadata (path, size, mtime, mode) of every
 // file under the build workdir and under layer sources that do not come from the build.

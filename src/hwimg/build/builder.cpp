@@ -93,7 +93,7 @@ Result<BuiltVariant> build_or_reuse(const recipe::Recipe& recipe, const matrix::
                                     const BuildRequest& request, const BuildSettings& settings,
                                     const oci::Layout* existing, const LayoutProvider& layout, LayerMemo& memo) {
   HWIMG_TRY_ASSIGN(const auto scratch,
-                   util::TempDir::create(std::filesystem::temp_directory_path(), fmt::format("hwimg-build-{}-", ::getpid())));
+                   util::TempDir::create(std::filesystem::temp_directory_path(), fmt::format("{}{}-", scratch_prefix, ::getpid())));
   HWIMG_TRY_ASSIGN(const auto plan, plan_variant(recipe, variant, scratch.path() / "out"));
   HWIMG_TRY_ASSIGN(const auto key, variant_cache_key(recipe, plan, settings,
                                                      std::filesystem::absolute(request.layout).lexically_normal()));
@@ -123,7 +123,7 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
   HWIMG_TRY(check_toolkits(variants));
 
   // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
-  util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), "hwimg-build-", "hwimg-build-");
+  util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
   const BuildSettings settings{request.compression, epoch, request.verbosity, request.output};
   // Read once for the build cache; opened for writing (created, and cleaned of what killed writers
   // left) only when the first variant is ready to be written.

@@ -106,7 +106,7 @@ Result<VariantPlan> plan_variant(const recipe::Recipe& recipe, const matrix::Var
     planned.from_location = layer.from.location;
     planned.to_location = layer.to.location;
     planned.from_build_output = is_under(planned.from, out);
-    planned.variant_specific = planned.from_build_output || from != layer.from.value;
+    planned.variant_specific = planned.from_build_output || recipe::names_variables(layer.from);
     plan.layers.push_back(std::move(planned));
   }
 

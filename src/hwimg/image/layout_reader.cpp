@@ -1,5 +1,6 @@
 #include "hwimg/image/layout_reader.hpp"
 
+#include "hwimg/oci/media_types.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::image {
@@ -26,7 +27,19 @@ Result<oci::Descriptor> LayoutReader::resolve(std::string_view tag_or_digest) {
   for (const auto& descriptor : m_index_json.manifests) {
     if (descriptor.digest.str() == tag_or_digest) return descriptor;
   }
-  return fail("failed to resolve {} in {}: index.json lists no such image", tag_or_digest, m_layout.root().string());
+  // A variant without a tag of its own ("oci:DIR@sha256:...", as `select` prints it) is listed only
+  // by the index that holds it.
+  for (const auto& listed : m_index_json.manifests) {
+    if (!oci::media_type::is_index(listed.media_type)) continue;
+    const auto bytes = m_layout.read_blob(listed);
+    const auto index = bytes ? oci::parse_index(*bytes) : std::unexpected(bytes.error());
+    if (!index) continue;
+    for (const auto& descriptor : index->manifests) {
+      if (descriptor.digest.str() == tag_or_digest) return descriptor;
+    }
+  }
+  return fail("failed to resolve {} in {}: no image of the layout has that digest", tag_or_digest,
+              m_layout.root().string());
 }
 
 Result<std::string> LayoutReader::read(const oci::Descriptor& descriptor) {

@@ -23,6 +23,10 @@ Result<oci::Descriptor> MemoryReader::resolve(std::string_view tag_or_digest) {
 Result<std::string> MemoryReader::read(const oci::Descriptor& descriptor) {
   const auto found = m_blobs.find(descriptor.digest);
   if (found == m_blobs.end()) return fail("failed to read blob {} from {}: no such blob", descriptor.digest.str(), m_name);
+  if (found->second.size() > oci::document_limit(descriptor)) {
+    return fail("failed to read blob {} from {}: it holds {} bytes, more than the {} MiB limit", descriptor.digest.str(),
+                m_name, found->second.size(), oci::document_limit(descriptor) >> 20);
+  }
   HWIMG_TRY(oci::verify_content(descriptor, found->second, m_name));
   return found->second;
 }

@@ -62,6 +62,16 @@ Result<std::string> substitute(const LocatedString& text, const Variables& varia
   return out;
 }
 
+bool names_variables(const LocatedString& text) {
+  bool named = false;
+  std::string ignored;
+  [[maybe_unused]] const auto scanned = scan(text, ignored, [&](const std::string&) -> Result<void> {
+    named = true;
+    return {};
+  });
+  return named;
+}
+
 Result<void> check_variables(const Recipe& recipe) {
   std::vector<const LocatedString*> strings{&recipe.base};
   if (recipe.build) {

@@ -16,6 +16,9 @@ using Variables = std::map<std::string, std::string>;
 
 [[nodiscard]] Result<std::string> substitute(const LocatedString& text, const Variables& variables);
 
+// Whether the text names any ${variable} ("$${" is a literal, not a variable).
+[[nodiscard]] bool names_variables(const LocatedString& text);
+
 // Checks every ${...} in the recipe names a known variable, before anything is built.
 [[nodiscard]] Result<void> check_variables(const Recipe& recipe);
 
