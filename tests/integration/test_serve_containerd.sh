@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# containerd pulls a multi-variant tag through `hwimg serve` (issue 12): Debian's containerd with
+# its own root, state and socket, a hosts.toml whose answer is final (the upstream only for
+# digests), `ctr image pull --hosts-dir` of the plain tag from the TLS + htpasswd registry, and
+# `ctr run` of what it got. Two sets of facts give two variants from the same tag; pull secrets
+# (`ctr --user`) pass through the mirror to a registry the node has no credentials for.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/registry_lib.sh"
+source "$(dirname "$0")/serve_lib.sh"
+require_root
+require_tool containerd
+require_tool ctr
+require_tool runc
+
+start_registry ctd
+dir=$REG_ctd_DIR
+reg=$(cat "$dir/address")
+password=$(cat "$dir/password")
+export DOCKER_CONFIG="$TEST_TMP/push-docker"
+tls=(--ca-file "$dir/cert.pem")
+hw_ok login "$reg" --username hwimg --password-stdin "${tls[@]}" < "$dir/password"
+
+step "the stencil's variants in the registry"
+export SOURCE_DATE_EPOCH=1700000000
+"$HWIMG" build "$HWIMG_SOURCE_DIR/recipes/stencil.yaml" -o "$TEST_TMP/stencil" --tag 1.0 -j 2 > /dev/null
+hw_ok push "${tls[@]}" "oci:$TEST_TMP/stencil:1.0" "$reg/demo/stencil:1.0"
+variant_digest() {
+  echo "sha256:$(skopeo inspect --raw --tls-verify=false --creds "hwimg:$password" \
+    "docker://$reg/demo/stencil:1.0-cpu-$1" | sha256sum | cut -d' ' -f1)"
+}
+v2=$(variant_digest x86-64-v2)
+v3=$(variant_digest x86-64-v3)
+
+step "containerd with its own root, state and socket"
+ctd="$TEST_TMP/containerd"
+mkdir -p "$ctd"
+cat > "$ctd/config.toml" <<EOF
+version = 2
+root = "$ctd/root"
+state = "$ctd/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$ctd/containerd.sock"
+EOF
+containerd --config "$ctd/config.toml" > "$ctd/containerd.log" 2>&1 &
+ctd_pid=$!
+add_cleanup "kill $ctd_pid 2>/dev/null; wait $ctd_pid 2>/dev/null"
+for _ in $(seq 1 100); do [ -S "$ctd/containerd.sock" ] && break; sleep 0.1; done
+[ -S "$ctd/containerd.sock" ] || fail "containerd did not start: $(tail -5 "$ctd/containerd.log")"
+ctr_() { ctr --address "$ctd/containerd.sock" "$@"; }
+# Overlay mounts are not available in every sandbox; the native snapshotter copies instead.
+snapshotter=native
+
+# hosts_for MIRROR: the hosts dir that sends every tag of $reg to the mirror (the upstream itself
+# only for digests, so the mirror's answer is final).
+hosts_for() {
+  mkdir -p "$ctd/hosts/$reg"
+  cat > "$ctd/hosts/$reg/hosts.toml" <<EOF
+server = "https://$reg"
+capabilities = ["pull"]
+ca = "$dir/cert.pem"
+
+[host."http://$1"]
+  capabilities = ["pull", "resolve"]
+EOF
+}
+
+# pull_and_run NAME [CTR PULL ARGS...]: pulls the plain tag through the hosts dir and runs it; sets
+# PULLED (the digest containerd recorded) and RAN (the container's first line).
+pull_and_run() {
+  local name=$1; shift
+  ctr_ image rm "$reg/demo/stencil:1.0" > /dev/null 2>&1 || true
+  ctr_ image pull --hosts-dir "$ctd/hosts" --snapshotter "$snapshotter" "$@" "$reg/demo/stencil:1.0" \
+    > "$TEST_TMP/pull.log" 2>&1 || fail "ctr image pull failed: $(tail -5 "$TEST_TMP/pull.log")"
+  PULLED=$(ctr_ image ls | awk -v r="$reg/demo/stencil:1.0" '$1 == r {print $3}')
+  timeout 120 ctr --address "$ctd/containerd.sock" run --rm --snapshotter "$snapshotter" "$reg/demo/stencil:1.0" \
+    "run-$name" /opt/stencil/bin/stencil --size 64 --sweeps 2 > "$TEST_TMP/run.log" 2>&1 ||
+    fail "ctr run failed: $(tail -5 "$TEST_TMP/run.log")"
+  RAN=$(head -1 "$TEST_TMP/run.log")
+}
+
+facts_file "$TEST_TMP/v3.json" x86-64-v3
+facts_file "$TEST_TMP/v2.json" x86-64-v2
+# The mirror has no credentials of its own here: containerd's (ctr --user, as kubelet's pull
+# secrets) answer the upstream's challenge, which the mirror passes through.
+mkdir -p "$TEST_TMP/no-credentials"
+no_credentials=(--docker-config "$TEST_TMP/no-credentials")
+
+step "facts of an x86-64-v3 node: containerd pulls and runs the v3 variant"
+start_serve v3 --upstream "$reg" "${tls[@]}" "${no_credentials[@]}" --host "$TEST_TMP/v3.json"
+hosts_for "$SERVE_ADDR"
+pull_and_run v3 --user "hwimg:$password"
+assert_eq "$v3" "$PULLED" "the digest containerd pulled"
+assert_contains "$RAN" "built for x86-64-v3 (variant cpu-x86-64-v3)" "the container's variant"
+stop_serve
+
+step "facts of an x86-64-v2 node: the same tag gives the v2 variant"
+start_serve v2 --upstream "$reg" "${tls[@]}" "${no_credentials[@]}" --host "$TEST_TMP/v2.json"
+hosts_for "$SERVE_ADDR"
+pull_and_run v2 --user "hwimg:$password"
+assert_eq "$v2" "$PULLED" "the digest containerd pulled"
+assert_contains "$RAN" "built for x86-64-v2 (variant cpu-x86-64-v2)" "the container's variant"
+
+step "the node's own credentials serve a client that sends none"
+stop_serve
+start_serve node --upstream "$reg" "${tls[@]}" --docker-config "$TEST_TMP/push-docker" --host "$TEST_TMP/v3.json"
+hosts_for "$SERVE_ADDR"
+pull_and_run node
+assert_eq "$v3" "$PULLED" "the digest containerd pulled without credentials of its own"
+assert_contains "$RAN" "built for x86-64-v3 (variant cpu-x86-64-v3)" "the container's variant"
+stop_serve
+
+step "a nothing-fits answer stops the pull: the upstream is not asked for the tag"
+printf '{"schema": 1, "os": "linux", "cpu": {"arch": "arm64", "vendor": "ARM", "features": ["asimd"]}, "nvidia": null}\n' \
+  > "$TEST_TMP/arm.json"
+start_serve arm --upstream "$reg" "${tls[@]}" --docker-config "$TEST_TMP/push-docker" --host "$TEST_TMP/arm.json"
+hosts_for "$SERVE_ADDR"
+ctr_ image rm "$reg/demo/stencil:1.0" > /dev/null 2>&1 || true
+mark=$(wc -l < "$dir/registry.log")
+expect_failure ctr_ image pull --hosts-dir "$ctd/hosts" --snapshotter "$snapshotter" "$reg/demo/stencil:1.0"
+assert_contains "$OUT" "not found" "containerd's error for a tag with no fitting variant"
+since=$(tail -n +"$((mark + 1))" "$dir/registry.log")
+assert_eq 0 "$(grep -c '"HEAD /v2/demo/stencil/manifests/1.0' <<<"$since" || true)" "containerd's own HEADs of the tag upstream"
+assert_eq 1 "$(grep -c '"GET /v2/demo/stencil/manifests/1.0[^"]*" 200' <<<"$since" || true)" "the mirror's GETs of the tag"
+stop_serve
+
+assert_no_secret "$password"
+echo PASS
