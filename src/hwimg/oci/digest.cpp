@@ -6,12 +6,26 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
 
 namespace hwimg::oci {
+namespace {
+
+// Fetched once, without reading openssl.cnf: hwimg needs only the built-in SHA-256, and loading the
+// configuration cost every start a millisecond.
+const EVP_MD* sha256_algorithm() {
+  static const EVP_MD* algorithm = [] {
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr);
+    return EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  }();
+  return algorithm;
+}
+
+}  // namespace
 
 struct Sha256::Context {
   struct Free {
@@ -22,7 +36,7 @@ struct Sha256::Context {
 
 Sha256::Sha256() : m_context(std::make_unique<Context>()) {
   // Only allocation failure can make these fail; there is no way to go on without a hasher.
-  if (!m_context->ctx || EVP_DigestInit_ex(m_context->ctx.get(), EVP_sha256(), nullptr) != 1) {
+  if (!m_context->ctx || EVP_DigestInit_ex(m_context->ctx.get(), sha256_algorithm(), nullptr) != 1) {
     throw std::runtime_error("failed to initialise SHA-256: OpenSSL error");
   }
 }

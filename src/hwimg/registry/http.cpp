@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "hwimg/registry/detail/curl_library.hpp"
+#include "hwimg/registry/detail/plain_http.hpp"
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
@@ -105,10 +106,27 @@ struct Transfer {
 
 struct Transport::State {
   TransportOptions options;
-  MultiHandle multi;
+  MultiHandle multi;  // created with the first exchange libcurl carries
   std::list<Transfer> transfers;
+  std::unique_ptr<PlainHttp> plain;
   std::multimap<Clock::time_point, std::function<void()>> timers;
   std::uint64_t exchanges = 0;
+
+  void submit_curl(Request request, std::function<void(Response)> done);
+  // Runs libcurl's transfers as far as they go; calls `done` of the finished ones.
+  Result<std::size_t> step_curl();
+  // Waits up to `wait_ms` for a socket of either engine, or sleeps when none has one.
+  Result<void> wait(int wait_ms);
+
+  Result<void> start_curl() {
+    if (multi) return {};
+    HWIMG_TRY(load_curl());
+    multi.reset(curl().multi_init());
+    if (!multi) return fail("failed to initialise libcurl: curl_multi_init returned null");
+    curl().multi_setopt(multi.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    curl().multi_setopt(multi.get(), CURLMOPT_MAX_HOST_CONNECTIONS, options.max_host_connections);
+    return {};
+  }
 };
 
 namespace {
@@ -192,6 +210,12 @@ int on_seek(void* user, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
+// The system's hashed certificate directory (c_rehash links, as Debian's ca-certificates makes).
+const char* system_ca_directory() {
+  static const bool present = ::access("/etc/ssl/certs", R_OK | X_OK) == 0;
+  return present ? "/etc/ssl/certs" : nullptr;
+}
+
 template <typename T>
 void set(CURL* easy, CURLoption option, T value) {
   // Options set here are all supported by libcurl 7.88; a failure means a programming error.
@@ -204,33 +228,42 @@ Transport::Transport(std::unique_ptr<State> state) : m_state(std::move(state)) {
 Transport::Transport(Transport&&) noexcept = default;
 Transport& Transport::operator=(Transport&&) noexcept = default;
 Transport::~Transport() {
-  if (m_state) {
+  if (m_state && m_state->multi) {
     for (auto& t : m_state->transfers) curl().multi_remove_handle(m_state->multi.get(), t.easy.get());
   }
 }
 
 Result<Transport> Transport::create(TransportOptions options) {
-  HWIMG_TRY(load_curl());
   auto state = std::make_unique<State>();
   state->options = std::move(options);
-  state->multi.reset(curl().multi_init());
-  if (!state->multi) return fail("failed to initialise libcurl: curl_multi_init returned null");
-  curl().multi_setopt(state->multi.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-  curl().multi_setopt(state->multi.get(), CURLMOPT_MAX_HOST_CONNECTIONS, state->options.max_host_connections);
+  state->plain = std::make_unique<PlainHttp>(state->options, [raw = state.get()](Request request, PlainHttp::Done done) {
+    raw->timers.emplace(Clock::now(), [raw, request = std::move(request), done = std::move(done)]() mutable {
+      raw->submit_curl(std::move(request), std::move(done));
+    });
+  });
   return Transport(std::move(state));
 }
 
 std::uint64_t Transport::exchanges() const { return m_state->exchanges; }
 
-void Transport::submit(Request request, std::function<void(Response)> done) {
-  auto& t = m_state->transfers.emplace_back();
+void Transport::State::submit_curl(Request request, std::function<void(Response)> done) {
+  if (auto started = start_curl(); !started) {
+    // Answered like a transport failure, on the next turn of the loop, as every exchange is.
+    Response response;
+    response.failure = TransportFailure::other;
+    response.error = started.error().message;
+    response.url = request.url;
+    timers.emplace(Clock::now(), [done = std::move(done), response = std::move(response)]() mutable { done(std::move(response)); });
+    return;
+  }
+  auto& t = transfers.emplace_back();
   t.request = std::move(request);
   t.done = std::move(done);
   t.started = Clock::now();
   t.response.url = t.request.url;
   t.easy.reset(curl().easy_init());
   CURL* e = t.easy.get();
-  const auto& o = m_state->options;
+  const auto& o = options;
   set(e, CURLOPT_URL, t.request.url.c_str());
   set(e, CURLOPT_PROTOCOLS_STR, "http,https");
   set(e, CURLOPT_NOSIGNAL, 1L);
@@ -242,7 +275,14 @@ void Transport::submit(Request request, std::function<void(Response)> done) {
   set(e, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.stall_timeout.count()));
   set(e, CURLOPT_SSL_VERIFYPEER, o.verify_tls ? 1L : 0L);
   set(e, CURLOPT_SSL_VERIFYHOST, o.verify_tls ? 2L : 0L);
-  if (!o.ca_file.empty()) set(e, CURLOPT_CAINFO, o.ca_file.c_str());
+  if (!o.ca_file.empty()) {
+    set(e, CURLOPT_CAINFO, o.ca_file.c_str());
+  } else if (const auto* directory = system_ca_directory()) {
+    // The hashed directory instead of the bundle: OpenSSL then reads only the certificates a
+    // handshake needs, where parsing the whole bundle cost every registry command ~10 ms.
+    set(e, CURLOPT_CAINFO, static_cast<const char*>(nullptr));
+    set(e, CURLOPT_CAPATH, directory);
+  }
   set(e, CURLOPT_WRITEFUNCTION, on_write);
   set(e, CURLOPT_WRITEDATA, &t);
   set(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -275,12 +315,84 @@ void Transport::submit(Request request, std::function<void(Response)> done) {
   for (const auto& h : t.request.headers) list = curl().slist_append(list, h.c_str());
   t.header_list.reset(list);
   set(e, CURLOPT_HTTPHEADER, list);
-  ++m_state->exchanges;
-  curl().multi_add_handle(m_state->multi.get(), e);
+  ++exchanges;
+  curl().multi_add_handle(multi.get(), e);
+}
+
+void Transport::submit(Request request, std::function<void(Response)> done) {
+  if (PlainHttp::takes(request)) {
+    ++m_state->exchanges;
+    return m_state->plain->submit(std::move(request), std::move(done));
+  }
+  m_state->submit_curl(std::move(request), std::move(done));
 }
 
 void Transport::after(std::chrono::milliseconds delay, std::function<void()> action) {
   m_state->timers.emplace(Clock::now() + delay, std::move(action));
+}
+
+Result<std::size_t> Transport::State::step_curl() {
+  int running = 0;
+  if (const auto code = curl().multi_perform(multi.get(), &running); code != CURLM_OK) {
+    return fail("failed to run HTTP transfers: {}", curl().multi_strerror(code));
+  }
+  std::vector<std::pair<Transfer*, CURLcode>> finished;
+  int queued = 0;
+  while (CURLMsg* message = curl().multi_info_read(multi.get(), &queued)) {
+    if (message->msg != CURLMSG_DONE) continue;
+    Transfer* t = nullptr;
+    curl().easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
+    finished.emplace_back(t, message->data.result);
+  }
+  for (auto [t, code] : finished) {
+    curl().multi_remove_handle(multi.get(), t->easy.get());
+    auto& r = t->response;
+    curl().easy_getinfo(t->easy.get(), CURLINFO_RESPONSE_CODE, &r.status);
+    char* effective = nullptr;
+    if (curl().easy_getinfo(t->easy.get(), CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective) {
+      r.url = effective;
+    }
+    r.failure = classify(code);
+    if (code == CURLE_ABORTED_BY_CALLBACK || (code != CURLE_OK && !t->open_error.empty())) {
+      r.failure = TransportFailure::other;
+      r.error = t->open_error;
+    } else if (r.failure == TransportFailure::too_large) {
+      r.error = fmt::format("response body exceeds the limit of {} bytes", t->request.max_response_body);
+    } else if (r.failure != TransportFailure::none) {
+      r.error = curl().easy_strerror(code);
+    }
+    if (options.output->logging()) {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t->started).count();
+      options.output->log(fmt::format("{} {} -> {} ({} ms)", method_name(t->request.method),
+                                      redact_url(t->request.url), r.ok() ? std::to_string(r.status) : r.error, ms));
+    }
+    auto done = std::move(t->done);
+    auto response = std::move(t->response);
+    transfers.remove_if([t](const Transfer& x) { return &x == t; });
+    done(std::move(response));
+  }
+  return finished.size();
+}
+
+Result<void> Transport::State::wait(int wait_ms) {
+  std::vector<pollfd> plain_fds;
+  plain->poll_set(plain_fds);
+  if (!transfers.empty()) {
+    std::vector<curl_waitfd> extra;
+    for (const auto& fd : plain_fds) extra.push_back({fd.fd, fd.events, 0});
+    if (const auto code = curl().multi_poll(multi.get(), extra.data(), static_cast<unsigned>(extra.size()), wait_ms,
+                                            nullptr);
+        code != CURLM_OK) {
+      return fail("failed to wait for HTTP transfers: {}", curl().multi_strerror(code));
+    }
+    return {};
+  }
+  if (!plain_fds.empty()) {
+    ::poll(plain_fds.data(), plain_fds.size(), wait_ms);
+    return {};
+  }
+  ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
+  return {};
 }
 
 Result<void> Transport::run() {
@@ -289,45 +401,11 @@ Result<void> Transport::run() {
 
 Result<void> Transport::run_until(const std::function<bool()>& stop) {
   auto& s = *m_state;
-  while ((!s.transfers.empty() || !s.timers.empty()) && !stop()) {
-    int running = 0;
-    if (const auto code = curl().multi_perform(s.multi.get(), &running); code != CURLM_OK) {
-      return fail("failed to run HTTP transfers: {}", curl().multi_strerror(code));
-    }
-    std::vector<std::pair<Transfer*, CURLcode>> finished;
-    int queued = 0;
-    while (CURLMsg* message = curl().multi_info_read(s.multi.get(), &queued)) {
-      if (message->msg != CURLMSG_DONE) continue;
-      Transfer* t = nullptr;
-      curl().easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
-      finished.emplace_back(t, message->data.result);
-    }
-    for (auto [t, code] : finished) {
-      curl().multi_remove_handle(s.multi.get(), t->easy.get());
-      auto& r = t->response;
-      curl().easy_getinfo(t->easy.get(), CURLINFO_RESPONSE_CODE, &r.status);
-      char* effective = nullptr;
-      if (curl().easy_getinfo(t->easy.get(), CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective) {
-        r.url = effective;
-      }
-      r.failure = classify(code);
-      if (code == CURLE_ABORTED_BY_CALLBACK || (code != CURLE_OK && !t->open_error.empty())) {
-        r.failure = TransportFailure::other;
-        r.error = t->open_error;
-      } else if (r.failure == TransportFailure::too_large) {
-        r.error = fmt::format("response body exceeds the limit of {} bytes", t->request.max_response_body);
-      } else if (r.failure != TransportFailure::none) {
-        r.error = curl().easy_strerror(code);
-      }
-      if (s.options.output->logging()) {
-        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t->started).count();
-        s.options.output->log(fmt::format("{} {} -> {} ({} ms)", method_name(t->request.method),
-                                          redact_url(t->request.url), r.ok() ? std::to_string(r.status) : r.error, ms));
-      }
-      auto done = std::move(t->done);
-      auto response = std::move(t->response);
-      s.transfers.remove_if([t](const Transfer& x) { return &x == t; });
-      done(std::move(response));
+  while ((!s.transfers.empty() || s.plain->busy() || !s.timers.empty()) && !stop()) {
+    std::size_t finished = s.plain->step();
+    if (!s.transfers.empty()) {
+      HWIMG_TRY_ASSIGN(const auto done, s.step_curl());
+      finished += done;
     }
     const auto now = Clock::now();
     while (!s.timers.empty() && s.timers.begin()->first <= now) {
@@ -335,19 +413,13 @@ Result<void> Transport::run_until(const std::function<bool()>& stop) {
       s.timers.erase(s.timers.begin());
       action();
     }
-    if (!finished.empty() || stop()) continue;
+    if (finished != 0 || stop()) continue;
     int wait_ms = 1000;
     if (!s.timers.empty()) {
       const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(s.timers.begin()->first - now).count();
       wait_ms = static_cast<int>(std::clamp<long long>(until, 0, 1000));
     }
-    if (s.transfers.empty()) {
-      ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
-      continue;
-    }
-    if (const auto code = curl().multi_poll(s.multi.get(), nullptr, 0, wait_ms, nullptr); code != CURLM_OK) {
-      return fail("failed to wait for HTTP transfers: {}", curl().multi_strerror(code));
-    }
+    HWIMG_TRY(s.wait(wait_ms));
   }
   return {};
 }

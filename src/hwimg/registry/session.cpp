@@ -132,17 +132,37 @@ Session::RegistryState* Session::state_for(const std::string& registry, std::str
   auto& state = m_registries[registry];
   // Docker Hub's canonical name is not its API endpoint.
   state.authority = registry == "docker.io" ? "registry-1.docker.io" : registry;
-  state.base_url = (m_options.plain_http ? "http://" : "https://") + state.authority;
+  // A registry on this machine is asked in plain HTTP first: most speak it, and a TLS one says so
+  // at once, where a TLS handshake with a plain one costs libcurl's loading and a TLS setup.
+  state.base_url = (m_options.plain_http || loopback ? "http://" : "https://") + state.authority;
   state.scheme_known = m_options.plain_http;
   state.http_allowed = loopback || m_options.insecure;
   return &state;
 }
 
-bool Session::fall_back_to_http(RegistryState& state, const Response& response) {
-  if (response.ok()) state.scheme_known = true;
-  if (state.scheme_known || !state.http_allowed || response.failure != TransportFailure::tls_handshake) return false;
-  // A loopback (or --insecure) registry that does not speak TLS gets plain HTTP, as with Docker.
-  state.base_url = "http://" + state.authority;
+namespace {
+
+// A TLS server's answer to plain HTTP: Go's "400 Client sent an HTTP request to an HTTPS server",
+// nginx's "400 The plain HTTP request was sent to HTTPS port", or a closed connection.
+bool speaks_tls(const Response& response) {
+  if (!response.ok()) return response.failure != TransportFailure::timeout;
+  // A HEAD answer has no body to read the reason from.
+  return response.status == 400 &&
+         (response.body.empty() || util::to_lower(response.body).find("https") != std::string::npos);
+}
+
+}  // namespace
+
+bool Session::switch_scheme(RegistryState& state, const Response& response) {
+  if (state.scheme_known || !state.http_allowed) return false;
+  const bool plain = state.base_url.starts_with("http://");
+  const bool mismatch = plain ? speaks_tls(response) : response.failure == TransportFailure::tls_handshake;
+  if (!mismatch) {
+    state.scheme_known = response.ok();
+    return false;
+  }
+  // As with Docker: a loopback (or --insecure) registry speaks whichever of the two it answers.
+  state.base_url = (plain ? "https://" : "http://") + state.authority;
   state.scheme_known = true;
   return true;
 }
@@ -155,10 +175,11 @@ Result<std::string> Session::connect(const std::string& registry, Probe probe) {
   Response response;
   do {
     std::optional<Response> out;
-    send(Request{Method::get, state->base_url + "/v2/"}, Retry::safe, 0, [&out](Response r) { out = std::move(r); });
+    send(Request{Method::get, state->base_url + "/v2/"}, state->scheme_known ? Retry::safe : Retry::never, 0,
+         [&out](Response r) { out = std::move(r); });
     HWIMG_TRY(m_transport.run());
     response = std::move(*out);
-  } while (fall_back_to_http(*state, response));
+  } while (switch_scheme(*state, response));
   if (!response.ok()) return fail("failed to connect to {}: {}", registry, describe(response));
   if (response.status == 401) {
     HWIMG_TRY(learn_challenge(*state, registry, response));
@@ -310,9 +331,10 @@ void Session::attempt_as_given(const std::string& registry, Request request, Ret
   auto& state = *found;
   Request sent = request;
   if (!sent.url.starts_with("http://") && !sent.url.starts_with("https://")) sent.url = state.base_url + sent.url;
-  send(std::move(sent), retry, 0, [this, &state, registry, request = std::move(request), retry,
+  // Not retried until the scheme is known: a failure may only mean the other scheme.
+  send(std::move(sent), state.scheme_known ? retry : Retry::never, 0, [this, &state, registry, request = std::move(request), retry,
                                    done = std::move(done)](Response r) mutable {
-    if (fall_back_to_http(state, r)) return attempt_as_given(registry, std::move(request), retry, std::move(done));
+    if (switch_scheme(state, r)) return attempt_as_given(registry, std::move(request), retry, std::move(done));
     done(std::move(r));
   });
 }
@@ -330,9 +352,9 @@ void Session::attempt(const std::string& registry, Request request, Scopes scope
     Request sent = request;
     if (!sent.url.starts_with("http://") && !sent.url.starts_with("https://")) sent.url = state.base_url + sent.url;
     if (*header) sent.headers.push_back("Authorization: " + **header);
-    send(std::move(sent), retry, 0, [this, &state, registry, request = std::move(request), scopes = std::move(scopes),
+    send(std::move(sent), state.scheme_known ? retry : Retry::never, 0, [this, &state, registry, request = std::move(request), scopes = std::move(scopes),
                                      retry, reauthenticated, authorization, done = std::move(done)](Response r) mutable {
-      if (fall_back_to_http(state, r)) {
+      if (switch_scheme(state, r)) {
         return attempt(registry, std::move(request), std::move(scopes), retry, reauthenticated, std::move(done),
                        authorization);
       }

@@ -95,8 +95,9 @@ private:
   Session(ClientOptions options, Transport transport);
   // The registry's state, created on first use; nullptr (with `error`) when it must not be contacted.
   RegistryState* state_for(const std::string& registry, std::string& error);
-  // Switches a registry that does not speak TLS to plain HTTP where allowed; true when it did.
-  bool fall_back_to_http(RegistryState& state, const Response& response);
+  // Switches a registry whose first answer shows it speaks the other scheme (plain HTTP or TLS),
+  // where plain HTTP is allowed; true when it did.
+  bool switch_scheme(RegistryState& state, const Response& response);
   void send(Request request, Retry retry, unsigned attempt, std::function<void(Response)> done);
   void with_authorization(RegistryState& state, const Scopes& scopes, bool refresh,
                           std::function<void(Result<std::optional<std::string>>)> done);
