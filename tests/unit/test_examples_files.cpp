@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -12,6 +13,8 @@
 #include "hwimg/matrix/report.hpp"
 #include "hwimg/probe/host_facts.hpp"
 #include "hwimg/probe/report.hpp"
+#include "hwimg/registry/reference.hpp"
+#include "hwimg/util/duration.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -221,4 +224,359 @@ TEST_CASE("examples/k8s: workloads are valid and select only labels hwimg probe 
     }
   }
   CHECK(hwimg_selectors >= 5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// examples/k8s/serve: `hwimg serve` on every node and the runtime configurations that make its
+// answer final (docs/serve.md).
+
+namespace {
+
+const std::string serve_dir = "examples/k8s/serve";
+const std::string mirror = "127.0.0.1:5050";
+
+std::string read_example(const std::string& relative) {
+  auto text = util::read_file(source_dir / relative);
+  REQUIRE_MESSAGE(text, relative);
+  return *text;
+}
+
+// A TOML file read line by line, which is all these small files need: `[table]` and `[[array]]`
+// headers, `key = value` lines with the value as written (whitespace inside arrays removed),
+// comments and blank lines skipped. Every `[[array]]` header opens a table of its own.
+struct TomlTable {
+  std::string header;  // "" for the root table, else the header line as written
+  std::map<std::string, std::string> values;
+};
+
+std::vector<TomlTable> read_toml_lines(const std::string& text, const std::string& file) {
+  std::vector<TomlTable> tables(1);
+  for (const auto& raw : util::split(text, '\n')) {
+    const std::string line(util::trim(raw));
+    if (line.empty() || line.starts_with('#')) continue;
+    if (line.starts_with('[')) {
+      CHECK_MESSAGE(line.ends_with(']'), file << ": " << line);
+      tables.push_back(TomlTable{line, {}});
+      continue;
+    }
+    const auto equals = line.find('=');
+    REQUIRE_MESSAGE(equals != std::string::npos, file << ": not a key = value line: " << line);
+    const std::string key(util::trim(line.substr(0, equals)));
+    std::string value(util::trim(line.substr(equals + 1)));
+    if (value.starts_with('[')) std::erase_if(value, [](char c) { return c == ' ' || c == '\t'; });
+    CHECK_MESSAGE(!tables.back().values.contains(key), file << ": " << key << " set twice in one table");
+    tables.back().values[key] = value;
+  }
+  return tables;
+}
+
+std::string quoted(const std::string& text) { return "\"" + text + "\""; }
+
+// The words of a container's command and args.
+std::vector<std::string> command_words(const YAML::Node& container) {
+  std::vector<std::string> words;
+  for (const auto* field : {"command", "args"}) {
+    if (!container[field]) continue;
+    REQUIRE(container[field].IsSequence());
+    for (const auto& word : container[field]) words.push_back(word.as<std::string>());
+  }
+  return words;
+}
+
+// `hwimg serve FLAG VALUE...` as (flag, value) pairs; every flag the examples use takes a value.
+std::vector<std::pair<std::string, std::string>> serve_flags(const std::vector<std::string>& words,
+                                                             const std::string& where) {
+  INFO(where);
+  REQUIRE(words.size() >= 2);
+  CHECK((words[0] == "hwimg" || words[0].ends_with("/hwimg")));
+  CHECK(words[1] == "serve");
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (std::size_t i = 2; i < words.size(); i += 2) {
+    CHECK_MESSAGE(words[i].starts_with("--"), words[i]);
+    REQUIRE_MESSAGE(i + 1 < words.size(), words[i] << " has no value");
+    flags.emplace_back(words[i], words[i + 1]);
+  }
+  return flags;
+}
+
+std::vector<std::string> flag_values(const std::vector<std::pair<std::string, std::string>>& flags,
+                                     const std::string& name) {
+  std::vector<std::string> values;
+  for (const auto& [flag, value] : flags) {
+    if (flag == name) values.push_back(value);
+  }
+  return values;
+}
+
+// The options `hwimg serve --help` lists, as docs/commands.md (generated, kept current) shows them.
+std::set<std::string> serve_options() {
+  const auto reference = read_example("docs/commands.md");
+  const auto start = reference.find("## hwimg serve");
+  REQUIRE(start != std::string::npos);
+  const auto end = reference.find("\n## ", start + 1);
+  const auto section = reference.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  std::set<std::string> options;
+  const std::regex option(R"(\n  (?:-[a-z],)?(--[a-z-]+))");
+  for (std::sregex_iterator it(section.begin(), section.end(), option), stop; it != stop; ++it) options.insert((*it)[1]);
+  return options;
+}
+
+// Every variant id the repository's matrices expand to ("cpu-x86-64-v4", "cuda13.0-sm90-x86-64-v1", ...).
+std::set<std::string> matrix_variant_ids() {
+  std::set<std::string> ids;
+  for (const auto& entry : std::filesystem::directory_iterator(source_dir / "matrix")) {
+    if (entry.path().extension() != ".yaml") continue;
+    auto report = matrix::check_matrix(entry.path(), {});
+    REQUIRE_MESSAGE(report, entry.path().string());
+    const auto rendered = nlohmann::json::parse(matrix::render_json(*report));
+    for (const auto& variant : rendered["variants"]) ids.insert(variant["id"].get<std::string>());
+  }
+  return ids;
+}
+
+struct ServeDaemonSet {
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::vector<std::string> upstreams;
+  registry::Reference image;
+};
+
+ServeDaemonSet check_serve_daemonset() {
+  const auto documents = load_documents(serve_dir + "/hwimg-serve-daemonset.yaml");
+  REQUIRE(documents.size() == 1);
+  const auto& daemonset = documents[0];
+  CHECK(scalar(daemonset["kind"]) == "DaemonSet");
+  const auto pod = check_workload(daemonset);
+  CHECK(pod["hostNetwork"].as<bool>(false));
+  REQUIRE(pod["containers"].size() == 1);
+  const auto container = pod["containers"][0];
+
+  ServeDaemonSet out;
+  out.flags = serve_flags(command_words(container), "the DaemonSet's command");
+  CHECK(flag_values(out.flags, "--listen") == std::vector<std::string>{mirror});
+  out.upstreams = flag_values(out.flags, "--upstream");
+  CHECK(!out.upstreams.empty());
+  const auto known = serve_options();
+  CHECK(known.contains("--listen"));
+  for (const auto& [flag, value] : out.flags) {
+    CHECK_MESSAGE(known.contains(flag), flag << " is not an option of hwimg serve (docs/commands.md)");
+    if (flag == "--ttl" || flag == "--refresh") CHECK_MESSAGE(util::parse_duration(value), flag << " " << value);
+    if (flag == "--upstream") {
+      // As `hwimg serve` checks it: a registry host[:port], nothing more.
+      const auto parsed = registry::parse_reference(value + "/x");
+      CHECK_MESSAGE((parsed && parsed->registry == value), "--upstream " << value);
+    }
+  }
+
+  // The mirror's own image must not depend on the mirror: pinned by digest (containerd fetches a
+  // digest from the upstream when the mirror is down).
+  auto image = registry::parse_reference(scalar(container["image"]));
+  REQUIRE_MESSAGE(image, scalar(container["image"]));
+  CHECK_MESSAGE(image->digest.has_value(), "the DaemonSet's image is not pinned by digest");
+  out.image = *image;
+
+  // Probes reach the loopback listener: the kubelet must name 127.0.0.1 (with hostNetwork the
+  // default host is the node's IP, where nothing listens).
+  for (const auto* probe : {"readinessProbe", "livenessProbe"}) {
+    INFO(probe);
+    const auto get = container[probe]["httpGet"];
+    REQUIRE(get.IsMap());
+    CHECK(scalar(get["host"]) == "127.0.0.1");
+    CHECK(scalar(get["path"]) == "/healthz");
+    CHECK(scalar(get["port"]) == mirror.substr(mirror.find(':') + 1));
+  }
+  CHECK(container["resources"]["requests"]["cpu"]);
+  CHECK(container["resources"]["requests"]["memory"]);
+  CHECK(container["resources"]["limits"]["memory"]);
+  // SIGTERM lets requests in flight finish for up to 10 s; the kubelet must wait longer.
+  CHECK(pod["terminationGracePeriodSeconds"].as<int>(30) > 10);
+  CHECK_FALSE(container["securityContext"]["privileged"].as<bool>(false));
+
+  // The host's /proc and /sys, read-only, where HWIMG_PROC_ROOT and HWIMG_SYS_ROOT point.
+  std::map<std::string, std::string> env;
+  for (const auto& variable : container["env"]) env[scalar(variable["name"])] = scalar(variable["value"]);
+  std::map<std::string, std::string> host_paths;
+  for (const auto& volume : pod["volumes"]) {
+    if (volume["hostPath"]) host_paths[scalar(volume["name"])] = scalar(volume["hostPath"]["path"]);
+  }
+  std::map<std::string, std::string> mounted;  // host path -> mount path
+  for (const auto& mount : container["volumeMounts"]) {
+    const auto name = scalar(mount["name"]);
+    if (!host_paths.contains(name)) continue;
+    CHECK_MESSAGE(mount["readOnly"].as<bool>(false), host_paths[name] << " is mounted writable");
+    mounted[host_paths[name]] = scalar(mount["mountPath"]);
+  }
+  CHECK(mounted.contains("/proc"));
+  CHECK(mounted.contains("/sys"));
+  CHECK(env["HWIMG_PROC_ROOT"] == mounted["/proc"]);
+  CHECK(env["HWIMG_SYS_ROOT"] == mounted["/sys"]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("examples/k8s/serve: the mirror, the runtimes pointed at it with no fallback, one plain tag") {
+  const auto daemonset = check_serve_daemonset();
+  const std::set<std::string> upstreams(daemonset.upstreams.begin(), daemonset.upstreams.end());
+
+  // Every file of the example is one of those checked here.
+  const std::set<std::string> checked{"README.md",
+                                      "hwimg-serve-daemonset.yaml",
+                                      "deployment.yaml",
+                                      "containerd/certs.d/registry.example.org/hosts.toml",
+                                      "crio/registries.conf.d/50-hwimg-serve.conf",
+                                      "systemd/hwimg-serve.service",
+                                      "systemd/hwimg-serve.env"};
+  std::set<std::string> present;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(source_dir / serve_dir)) {
+    if (entry.is_regular_file()) {
+      present.insert(std::filesystem::relative(entry.path(), source_dir / serve_dir).generic_string());
+    }
+  }
+  for (const auto& file : present) CHECK_MESSAGE(checked.contains(file), file << " is not checked by this test");
+  for (const auto& file : checked) CHECK_MESSAGE(present.contains(file), file << " is missing");
+  const auto readme = read_example(serve_dir + "/README.md");
+  for (const auto& file : checked) {
+    if (file != "README.md") CHECK_MESSAGE(readme.find(file) != std::string::npos, "README.md does not explain " << file);
+  }
+
+  SUBCASE("containerd: hosts.toml per mirrored registry, the upstream only for digests") {
+    std::set<std::string> registries;
+    for (const auto& entry : std::filesystem::directory_iterator(source_dir / serve_dir / "containerd/certs.d")) {
+      const auto registry = entry.path().filename().string();
+      const auto file = serve_dir + "/containerd/certs.d/" + registry + "/hosts.toml";
+      INFO(file);
+      registries.insert(registry);
+      CHECK_MESSAGE(upstreams.contains(registry), registry << " is not an --upstream of the DaemonSet");
+      const auto tables = read_toml_lines(read_example(file), file);
+      const auto& root = tables.front().values;
+      CHECK(root.at("server") == quoted("https://" + registry));
+      // Only "pull": asked for digests, never for a tag the mirror refused.
+      CHECK(root.at("capabilities") == R"(["pull"])");
+      std::size_t mirrors = 0;
+      for (std::size_t i = 1; i < tables.size(); ++i) {
+        const auto& table = tables[i];
+        CHECK_MESSAGE(table.header.starts_with("[host."), table.header);
+        if (table.header != "[host." + quoted("http://" + mirror) + "]") continue;
+        ++mirrors;
+        CHECK(table.values.at("capabilities") == R"(["pull","resolve"])");
+        // On an http:// host, containerd 2.x would try HTTPS first.
+        CHECK_FALSE(table.values.contains("skip_verify"));
+        CHECK_FALSE(table.values.contains("ca"));
+      }
+      CHECK(mirrors == 1);
+    }
+    CHECK(!registries.empty());
+  }
+
+  SUBCASE("CRI-O and podman: a location rewrite to the path form, no [[registry.mirror]]") {
+    const auto file = serve_dir + "/crio/registries.conf.d/50-hwimg-serve.conf";
+    INFO(file);
+    const auto text = read_example(file);
+    const auto tables = read_toml_lines(text, file);
+    CHECK(tables.front().values.empty());
+    std::vector<std::string> mirrored;
+    std::vector<std::string> direct;
+    for (std::size_t i = 1; i < tables.size(); ++i) {
+      const auto& table = tables[i];
+      INFO(table.header);
+      CHECK(table.header == "[[registry]]");
+      const auto prefix = table.values.at("prefix");
+      const auto location = table.values.at("location");
+      REQUIRE((prefix.size() > 2 && prefix.front() == '"' && prefix.back() == '"'));
+      const auto name = prefix.substr(1, prefix.size() - 2);
+      if (location.starts_with("\"" + mirror + "/")) {
+        // The upstream is the path's first component: /v2/<upstream>/<repository>/...
+        CHECK(location == quoted(mirror + "/" + name));
+        CHECK(table.values.at("insecure") == "true");
+        // A reference whose first path component is the upstream must be valid: a registry with a
+        // :port cannot be written there (docs/serve.md#cri-o-and-podman).
+        const auto rewritten = registry::parse_reference(mirror + "/" + name + "/team/app:1.0");
+        CHECK_MESSAGE((rewritten && rewritten->registry == mirror), mirror << "/" << name);
+        CHECK_MESSAGE(upstreams.contains(name), name << " is not an --upstream of the DaemonSet");
+        mirrored.push_back(name);
+      } else {
+        CHECK(location == prefix);
+        direct.push_back(name);
+      }
+    }
+    CHECK(!mirrored.empty());
+    // A mirror falls back to the upstream on any error: never one here.
+    for (const auto& raw : util::split(text, '\n')) {
+      const std::string line(util::trim(raw));
+      if (!line.starts_with('#')) CHECK_MESSAGE(line.find("registry.mirror") == std::string::npos, line);
+    }
+    for (const auto& table : tables) {
+      for (const auto* key : {"mirror", "mirror-by-digest-only", "pull-from-mirror", "blocked"}) {
+        CHECK_MESSAGE(!table.values.contains(key), key);
+      }
+    }
+    // The mirror's own image comes from the upstream, through a longer prefix than the rewrite's.
+    const auto own = daemonset.image.name();
+    const auto covers = [&](const std::string& prefix) { return own == prefix || own.starts_with(prefix + "/"); };
+    std::string longest;
+    bool longest_is_direct = false;
+    for (const auto& name : mirrored) {
+      if (covers(name) && name.size() > longest.size()) longest = name, longest_is_direct = false;
+    }
+    for (const auto& name : direct) {
+      if (covers(name) && name.size() > longest.size()) longest = name, longest_is_direct = true;
+    }
+    CHECK_MESSAGE((longest.empty() || longest_is_direct), own << " would be pulled through the mirror");
+  }
+
+  SUBCASE("systemd: the DaemonSet's flags, restarted always, with an EnvironmentFile") {
+    const auto file = serve_dir + "/systemd/hwimg-serve.service";
+    INFO(file);
+    std::map<std::string, std::string> settings;
+    for (const auto& raw : util::split(read_example(file), '\n')) {
+      const std::string line(util::trim(raw));
+      if (line.empty() || line.starts_with('#') || line.starts_with('[')) continue;
+      const auto equals = line.find('=');
+      REQUIRE_MESSAGE(equals != std::string::npos, line);
+      settings[line.substr(0, equals)] = line.substr(equals + 1);
+    }
+    CHECK(settings["Restart"] == "always");
+    CHECK(settings["EnvironmentFile"].find("/etc/default/hwimg-serve") != std::string::npos);
+    CHECK(settings["ExecReload"].find("kill -HUP $MAINPID") != std::string::npos);
+    CHECK(std::stoi(settings["TimeoutStopSec"]) > 10);
+    std::vector<std::string> words;
+    std::set<std::string> variables;
+    for (const auto& word : util::split(settings["ExecStart"], ' ')) {
+      if (word.empty()) continue;
+      if (word.starts_with('$')) {
+        variables.insert(word.substr(1));
+      } else {
+        words.push_back(word);
+      }
+    }
+    CHECK(words.front().starts_with('/'));
+    CHECK(serve_flags(words, "ExecStart") == daemonset.flags);
+    // Each $VARIABLE the command line uses is one the EnvironmentFile shipped beside it sets.
+    const auto environment = read_example(serve_dir + "/systemd/hwimg-serve.env");
+    for (const auto& variable : variables) {
+      CHECK_MESSAGE(environment.find("\n" + variable + "=") != std::string::npos, variable);
+    }
+  }
+
+  SUBCASE("the Deployment: one plain tag of a mirrored registry, no hardware selectors") {
+    const auto documents = load_documents(serve_dir + "/deployment.yaml");
+    REQUIRE(documents.size() == 1);
+    CHECK(scalar(documents[0]["kind"]) == "Deployment");
+    const auto pod = check_workload(documents[0]);
+    for (const auto& key : selected_labels(pod)) CHECK_MESSAGE(!key.starts_with("hwimg.org/"), key);
+    const auto variant_ids = matrix_variant_ids();
+    CHECK(variant_ids.contains("cpu-x86-64-v4"));
+    for (const auto& container : pod["containers"]) {
+      const auto text = scalar(container["image"]);
+      INFO(text);
+      const auto image = registry::parse_reference(text);
+      REQUIRE(image);
+      CHECK(text.find('@') == std::string::npos);
+      CHECK(!image->digest);
+      CHECK(!image->tag.empty());
+      for (const auto& id : variant_ids) CHECK_MESSAGE(!image->tag.ends_with("-" + id), "a per-variant tag");
+      CHECK_MESSAGE(upstreams.contains(image->registry), image->registry << " is not mirrored");
+      CHECK(std::filesystem::exists(source_dir / serve_dir / "containerd/certs.d" / image->registry / "hosts.toml"));
+    }
+  }
 }
