@@ -15,11 +15,12 @@ void add_serve_command(CLI::App& app, Action& action) {
   command->add_option("--listen", arguments->listen, "ADDRESS:PORT to listen on (loopback by default)")
       ->capture_default_str();
   command->add_option("--upstream", arguments->upstreams,
-                      "a registry host[:port] to mirror; repeat; the first takes requests that name none")
-      ->option_text("HOST[:PORT]");
+                      "a registry host[:port] to mirror; repeat; the first takes requests that name none. "
+                      "NAME=HOST:PORT gives one with a port a name for /v2/NAME/<repo>/... paths")
+      ->option_text("[NAME=]HOST[:PORT]");
   command->add_option("--insecure-upstream", arguments->insecure_upstreams,
                       "a registry to mirror without TLS verification (plain HTTP allowed); repeat")
-      ->option_text("HOST[:PORT]");
+      ->option_text("[NAME=]HOST[:PORT]");
   auto* host = command->add_option("--host", *host_file, "Judge against this facts file (hwimg probe --format json) "
                                                           "instead of probing this node")
                    ->check(CLI::ExistingFile);

@@ -1,21 +1,11 @@
 #include "hwimg/commands/serve.hpp"
 
 #include "hwimg/commands/environment.hpp"
-#include "hwimg/registry/reference.hpp"
 #include "hwimg/serve/server.hpp"
 #include "hwimg/util/duration.hpp"
 
 namespace hwimg::commands {
 namespace {
-
-// An upstream is named as references name registries: host[:port], no scheme, no path.
-Result<void> check_upstream(const std::string& name) {
-  auto parsed = registry::parse_reference(name + "/x");
-  if (!parsed || parsed->registry != name) {
-    return fail_usage("invalid --upstream \"{}\": expected a registry host[:port], such as registry.example.org", name);
-  }
-  return {};
-}
 
 }  // namespace
 
@@ -24,10 +14,12 @@ Result<int> run_serve(const ServeArguments& arguments) {
   serve::ServeOptions options;
   options.listen = arguments.listen;
   for (const auto* list : {&arguments.upstreams, &arguments.insecure_upstreams}) {
-    for (const auto& name : *list) HWIMG_TRY(check_upstream(name));
+    for (const auto& text : *list) {
+      HWIMG_TRY_ASSIGN(auto upstream, serve::parse_upstream(text));
+      upstream.insecure = list == &arguments.insecure_upstreams;
+      options.upstreams.upstreams.push_back(std::move(upstream));
+    }
   }
-  options.upstreams.names = arguments.upstreams;
-  options.upstreams.insecure = arguments.insecure_upstreams;
   options.upstreams.client.ca_file = arguments.ca_file;
   options.upstreams.client.docker_config_dir =
       arguments.docker_config_dir.empty() ? docker_config_dir() : arguments.docker_config_dir;

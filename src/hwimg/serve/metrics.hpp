@@ -14,7 +14,7 @@ class Metrics {
 public:
   void count_request(std::string_view kind, unsigned status);
   void count_upstream_error(std::string_view upstream);
-  void count_selection(std::string_view variant);  // "" for a tag that passed through, "(none)" for no fit
+  void count_selection(std::string_view variant);  // the variant chosen, or "(none)" when nothing fits
   void observe_resolution(std::chrono::nanoseconds elapsed);
 
   // The exposition, served with content type `content_type`.

@@ -88,10 +88,10 @@ HttpResponse ok(std::string body, std::string_view type) {
   return response;
 }
 
-std::string key_of(const Route& route, const std::optional<std::string>& authorization) {
+std::string key_of(const Route& route, const Upstream& upstream, const std::optional<std::string>& authorization) {
   // Answers fetched with one client's credentials are never given to another client.
   const auto who = authorization ? oci::Digest::sha256_of(*authorization).hex() : std::string("node");
-  return fmt::format("{}/{}:{}\n{}", route.upstream, route.repository, route.reference, who);
+  return fmt::format("{}/{}:{}\n{}", upstream.registry, route.repository, route.reference, who);
 }
 
 // The manifest request's Accept: every type, whatever the client listed (enroot first asks for
@@ -141,18 +141,22 @@ HttpResponse Mirror::handle(const HttpRequest& request) {
   }
   const auto kind = kind_label(route->kind, route->by_digest());
   if (route->kind == RouteKind::ping) return count(kind, ok("{}", "application/json"));
-  if (route->kind == RouteKind::manifest && !route->by_digest()) return count(kind, answer_tag_request(request, *route));
-  return count(kind, pass_through(request, *route));
+  const auto& upstream = *m_upstreams.find(route->upstream);
+  if (route->kind == RouteKind::manifest && !route->by_digest()) {
+    return count(kind, answer_tag_request(request, *route, upstream));
+  }
+  return count(kind, pass_through(request, *route, upstream));
 }
 
-Result<SharedOutcome> Mirror::fetch_tag(const Route& route, const std::optional<std::string>& authorization) {
+Result<SharedOutcome> Mirror::fetch_tag(const Route& route, const Upstream& upstream,
+                                        const std::optional<std::string>& authorization) {
   const auto started = m_now();
-  const auto image = fmt::format("{}/{}:{}", route.upstream, route.repository, route.reference);
-  HWIMG_TRY_ASSIGN(auto lease, m_upstreams.lease(route.upstream));
+  const auto image = fmt::format("{}/{}:{}", upstream.registry, route.repository, route.reference);
+  HWIMG_TRY_ASSIGN(auto lease, m_upstreams.lease(upstream));
   auto& client = lease->client();
   client.forward_authorization(authorization ? std::optional<std::optional<std::string>>(authorization)
                                              : std::nullopt);
-  registry::Reference reference{route.upstream, route.repository, route.reference, std::nullopt};
+  registry::Reference reference{upstream.registry, route.repository, route.reference, std::nullopt};
   HWIMG_TRY_ASSIGN(auto answer, client.forward(reference, registry::ReadMethod::get, api_path(route),
                                                 manifest_headers(), oci::max_manifest_size));
   TagOutcome outcome;
@@ -186,13 +190,14 @@ Result<SharedOutcome> Mirror::fetch_tag(const Route& route, const std::optional<
   return std::make_shared<const TagOutcome>(std::move(outcome));
 }
 
-HttpResponse Mirror::answer_tag_request(const HttpRequest& request, const Route& route) {
+HttpResponse Mirror::answer_tag_request(const HttpRequest& request, const Route& route, const Upstream& upstream) {
   const auto started = m_now();
   const auto authorization = request.header("authorization");
-  auto outcome = m_tags.get(key_of(route, authorization), [&] { return fetch_tag(route, authorization); });
+  auto outcome = m_tags.get(key_of(route, upstream, authorization),
+                            [&] { return fetch_tag(route, upstream, authorization); });
   m_metrics.observe_resolution(m_now() - started);
   if (!outcome) {
-    m_metrics.count_upstream_error(route.upstream);
+    m_metrics.count_upstream_error(upstream.registry);
     m_output.warning(outcome.error().message);
     return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", outcome.error().message));
   }
@@ -208,8 +213,8 @@ HttpResponse Mirror::answer_tag_request(const HttpRequest& request, const Route&
   return response;
 }
 
-HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route) {
-  auto leased = m_upstreams.lease(route.upstream);
+HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route, const Upstream& upstream) {
+  auto leased = m_upstreams.lease(upstream);
   if (!leased) return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", leased.error().message));
   auto lease = std::move(*leased);
   auto& client = lease->client();
@@ -218,12 +223,12 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
                                              : std::nullopt);
   std::vector<std::string> headers = route.kind == RouteKind::manifest ? manifest_headers() : std::vector<std::string>{};
   if (const auto range = request.header("range")) headers.push_back("Range: " + *range);
-  const registry::Reference reference{route.upstream, route.repository, {}, std::nullopt};
+  const registry::Reference reference{upstream.registry, route.repository, {}, std::nullopt};
   const auto method = request.method == "HEAD" ? registry::ReadMethod::head : registry::ReadMethod::get;
   auto answer = client.open_stream(reference, method, api_path(route), headers);
   if (!answer) {
     lease->discard();
-    m_metrics.count_upstream_error(route.upstream);
+    m_metrics.count_upstream_error(upstream.registry);
     m_output.warning(answer.error().message);
     return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", answer.error().message));
   }
@@ -253,7 +258,7 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
     stream->expected = oci::Digest::parse(route.reference).value();
   }
   response.stream_size = content_length(answer->headers);
-  response.stream = [this, stream, upstream = route.upstream]() -> Result<std::optional<std::string>> {
+  response.stream = [this, stream, upstream = upstream.registry]() -> Result<std::optional<std::string>> {
     auto chunk = stream->lease->client().next_chunk();
     if (!chunk) {
       stream->lease->discard();

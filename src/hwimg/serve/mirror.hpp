@@ -32,9 +32,10 @@ public:
   void forget_tags() { m_tags.clear(); }
 
 private:
-  HttpResponse answer_tag_request(const HttpRequest& request, const Route& route);
-  HttpResponse pass_through(const HttpRequest& request, const Route& route);
-  Result<SharedOutcome> fetch_tag(const Route& route, const std::optional<std::string>& authorization);
+  HttpResponse answer_tag_request(const HttpRequest& request, const Route& route, const Upstream& upstream);
+  HttpResponse pass_through(const HttpRequest& request, const Route& route, const Upstream& upstream);
+  Result<SharedOutcome> fetch_tag(const Route& route, const Upstream& upstream,
+                                  const std::optional<std::string>& authorization);
 
   Upstreams& m_upstreams;
   HostState& m_host;

@@ -66,11 +66,12 @@ std::expected<Route, RouteFailure> parse_route(std::string_view path, const std:
       name.remove_prefix(first.size() + 1);
       route.path_prefixed = true;
     }
-  } else if (has_more && looks_like_host(first)) {
-    if (!configured(upstreams, first)) return unknown_upstream(first);
+  } else if (has_more && configured(upstreams, first)) {
     route.upstream = std::string(first);
     name.remove_prefix(first.size() + 1);
     route.path_prefixed = true;
+  } else if (has_more && looks_like_host(first)) {
+    return unknown_upstream(first);
   } else {
     if (upstreams.empty()) return unknown_upstream("(none)");
     route.upstream = upstreams.front();

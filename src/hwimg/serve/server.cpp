@@ -18,7 +18,8 @@ Result<probe::HostFacts> load_facts(const ServeOptions& options) {
 }
 
 std::string describe(const probe::HostFacts& facts) {
-  const auto cpu = facts.cpu.microarch.value_or(facts.cpu.level ? hw::x86_level_name(*facts.cpu.level) : "cpu");
+  const auto cpu = facts.cpu.microarch.value_or(facts.cpu.level ? hw::x86_level_name(*facts.cpu.level)
+                                                                : std::string(hw::cpu_arch_name(facts.cpu.arch)));
   if (!facts.nvidia) return fmt::format("{}, no NVIDIA driver", cpu);
   return fmt::format("{}, NVIDIA driver {}, CUDA {}, {} GPU(s)", cpu, facts.nvidia->driver_version.value_or("?"),
                      facts.nvidia->cuda_driver_version.value_or("?"), facts.nvidia->gpus.size());
@@ -87,7 +88,7 @@ Result<std::pair<std::string, std::uint16_t>> parse_listen_address(std::string_v
 Result<int> run_server(const ServeOptions& options) {
   auto& output = *options.output;
   HWIMG_TRY_ASSIGN(const auto listen, parse_listen_address(options.listen));
-  if (options.upstreams.names.empty() && options.upstreams.insecure.empty()) {
+  if (options.upstreams.upstreams.empty()) {
     return fail_usage("failed to serve: name at least one --upstream registry to mirror");
   }
   HostState host([&] { return load_facts(options); });

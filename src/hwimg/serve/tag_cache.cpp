@@ -15,6 +15,7 @@ Result<SharedOutcome> TagCache::get(const std::string& key, const std::function<
     if (it != m_entries.end() && !expired) {
       existing = it->second.outcome;
     } else {
+      if (++m_inserted % 256 == 0 || m_entries.size() >= max_entries) sweep(m_now());
       generation = m_generation;
       m_entries.insert_or_assign(key, Entry{promise.get_future().share(), std::nullopt, generation});
     }
@@ -32,6 +33,13 @@ Result<SharedOutcome> TagCache::get(const std::string& key, const std::function<
     }
   }
   return result;
+}
+
+void TagCache::sweep(std::chrono::steady_clock::time_point now) {
+  std::erase_if(m_entries, [&](const auto& entry) {
+    const auto& stored = entry.second.stored;
+    return stored && (now - *stored >= m_ttl || m_entries.size() >= max_entries);
+  });
 }
 
 void TagCache::clear() {

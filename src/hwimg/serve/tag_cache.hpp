@@ -40,8 +40,14 @@ private:
     std::optional<std::chrono::steady_clock::time_point> stored;  // set once the fetch is done
     std::uint64_t generation = 0;
   };
+  // Drops what has expired (a client that forwards a fresh token with every pull leaves one entry
+  // per token behind), and everything kept beyond `max_entries`.
+  void sweep(std::chrono::steady_clock::time_point now);
+  static constexpr std::size_t max_entries = 4096;
+
   std::chrono::milliseconds m_ttl;
   Now m_now;
+  std::size_t m_inserted = 0;
   mutable std::mutex m_mutex;
   std::map<std::string, Entry> m_entries;
   std::uint64_t m_generation = 0;

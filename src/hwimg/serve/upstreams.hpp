@@ -13,18 +13,28 @@
 
 namespace hwimg::serve {
 
-struct UpstreamSettings {
-  std::vector<std::string> names;     // --upstream, in order; the first takes requests naming none
-  std::vector<std::string> insecure;  // --insecure-upstream: no TLS verification, plain HTTP allowed
-  registry::ClientOptions client;     // --ca-file, the node's Docker config, the output
+struct Upstream {
+  std::string registry;  // host[:port] the requests go to
+  std::string alias;     // a name without a port for the path form (`--upstream NAME=HOST:PORT`), or ""
+  bool insecure = false; // --insecure-upstream: no TLS verification, plain HTTP allowed
 };
+
+struct UpstreamSettings {
+  std::vector<Upstream> upstreams;  // in order; the first takes requests naming none
+  registry::ClientOptions client;   // --ca-file, the node's Docker config, the output
+};
+
+// "registry.example.org", "127.0.0.1:5000" or "NAME=HOST:PORT".
+[[nodiscard]] Result<Upstream> parse_upstream(std::string_view text);
 
 class Upstreams {
 public:
   explicit Upstreams(UpstreamSettings settings);
 
-  // Every upstream, --insecure-upstream ones included, in the order given.
+  // What requests may name: each upstream's registry, and its alias, in the order given.
   [[nodiscard]] const std::vector<std::string>& names() const { return m_names; }
+  // The upstream a name (a registry or an alias) stands for; nullptr for none.
+  [[nodiscard]] const Upstream* find(std::string_view name) const;
 
   // A client of `upstream` for one request; back to the pool when the lease ends.
   class Lease {
@@ -45,7 +55,7 @@ public:
     bool m_discard = false;
   };
 
-  [[nodiscard]] Result<std::shared_ptr<Lease>> lease(const std::string& upstream);
+  [[nodiscard]] Result<std::shared_ptr<Lease>> lease(const Upstream& upstream);
 
 private:
   void give_back(const std::string& upstream, std::unique_ptr<registry::Client> client);
