@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "hwimg/registry/detail/curl_library.hpp"
-#include "hwimg/registry/detail/plain_http.hpp"
+#include "hwimg/registry/detail/local_http.hpp"
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
@@ -108,7 +108,7 @@ struct Transport::State {
   TransportOptions options;
   MultiHandle multi;  // created with the first exchange libcurl carries
   std::list<Transfer> transfers;
-  std::unique_ptr<PlainHttp> plain;
+  std::unique_ptr<LocalHttp> local;
   std::multimap<Clock::time_point, std::function<void()>> timers;
   std::uint64_t exchanges = 0;
 
@@ -236,7 +236,7 @@ Transport::~Transport() {
 Result<Transport> Transport::create(TransportOptions options) {
   auto state = std::make_unique<State>();
   state->options = std::move(options);
-  state->plain = std::make_unique<PlainHttp>(state->options, [raw = state.get()](Request request, PlainHttp::Done done) {
+  state->local = std::make_unique<LocalHttp>(state->options, [raw = state.get()](Request request, LocalHttp::Done done) {
     raw->timers.emplace(Clock::now(), [raw, request = std::move(request), done = std::move(done)]() mutable {
       raw->submit_curl(std::move(request), std::move(done));
     });
@@ -320,9 +320,9 @@ void Transport::State::submit_curl(Request request, std::function<void(Response)
 }
 
 void Transport::submit(Request request, std::function<void(Response)> done) {
-  if (PlainHttp::takes(request)) {
+  if (LocalHttp::takes(request)) {
     ++m_state->exchanges;
-    return m_state->plain->submit(std::move(request), std::move(done));
+    return m_state->local->submit(std::move(request), std::move(done));
   }
   m_state->submit_curl(std::move(request), std::move(done));
 }
@@ -375,11 +375,11 @@ Result<std::size_t> Transport::State::step_curl() {
 }
 
 Result<void> Transport::State::wait(int wait_ms) {
-  std::vector<pollfd> plain_fds;
-  plain->poll_set(plain_fds);
+  std::vector<pollfd> local_fds;
+  local->poll_set(local_fds);
   if (!transfers.empty()) {
     std::vector<curl_waitfd> extra;
-    for (const auto& fd : plain_fds) extra.push_back({fd.fd, fd.events, 0});
+    for (const auto& fd : local_fds) extra.push_back({fd.fd, fd.events, 0});
     if (const auto code = curl().multi_poll(multi.get(), extra.data(), static_cast<unsigned>(extra.size()), wait_ms,
                                             nullptr);
         code != CURLM_OK) {
@@ -387,8 +387,8 @@ Result<void> Transport::State::wait(int wait_ms) {
     }
     return {};
   }
-  if (!plain_fds.empty()) {
-    ::poll(plain_fds.data(), plain_fds.size(), wait_ms);
+  if (!local_fds.empty()) {
+    ::poll(local_fds.data(), local_fds.size(), wait_ms);
     return {};
   }
   ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
@@ -401,8 +401,8 @@ Result<void> Transport::run() {
 
 Result<void> Transport::run_until(const std::function<bool()>& stop) {
   auto& s = *m_state;
-  while ((!s.transfers.empty() || s.plain->busy() || !s.timers.empty()) && !stop()) {
-    std::size_t finished = s.plain->step();
+  while ((!s.transfers.empty() || s.local->busy() || !s.timers.empty()) && !stop()) {
+    std::size_t finished = s.local->step();
     if (!s.transfers.empty()) {
       HWIMG_TRY_ASSIGN(const auto done, s.step_curl());
       finished += done;

@@ -134,7 +134,9 @@ Session::RegistryState* Session::state_for(const std::string& registry, std::str
   state.authority = registry == "docker.io" ? "registry-1.docker.io" : registry;
   // A registry on this machine is asked in plain HTTP first: most speak it, and a TLS one says so
   // at once, where a TLS handshake with a plain one costs libcurl's loading and a TLS setup.
-  state.base_url = (m_options.plain_http || loopback ? "http://" : "https://") + state.authority;
+  // (--ca-file says the registry speaks TLS.)
+  const bool plain_first = m_options.plain_http || (loopback && m_options.ca_file.empty());
+  state.base_url = (plain_first ? "http://" : "https://") + state.authority;
   state.scheme_known = m_options.plain_http;
   state.http_allowed = loopback || m_options.insecure;
   return &state;

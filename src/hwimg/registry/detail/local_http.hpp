@@ -1,7 +1,8 @@
 #pragma once
-// Internal to the HTTP transport: plain HTTP/1.1 to registries on this machine without libcurl,
-// whose dependency chain (TLS, Kerberos, LDAP, IDN, ...) takes 3.5 ms to load, most of a local
-// `hwimg select`. Responses are parsed by http-parser; uploads from files stay with libcurl.
+// Internal to the HTTP transport: HTTP/1.1 to registries on this machine, plain or over TLS
+// (OpenSSL, linked statically), without libcurl, whose dependency chain (Kerberos, LDAP, IDN, ...)
+// takes 3.5 ms to load, most of a local `hwimg select`. Responses are parsed by http-parser;
+// uploads from files, and every other registry, stay with libcurl.
 
 #include <chrono>
 #include <functional>
@@ -17,16 +18,16 @@
 
 namespace hwimg::registry {
 
-class PlainHttp {
+class LocalHttp {
 public:
   using Done = std::function<void(Response)>;
   // `elsewhere` takes a redirect that leaves this engine (to https://).
-  PlainHttp(const TransportOptions& options, std::function<void(Request, Done)> elsewhere);
-  PlainHttp(const PlainHttp&) = delete;
-  PlainHttp& operator=(const PlainHttp&) = delete;
-  ~PlainHttp();
+  LocalHttp(const TransportOptions& options, std::function<void(Request, Done)> elsewhere);
+  LocalHttp(const LocalHttp&) = delete;
+  LocalHttp& operator=(const LocalHttp&) = delete;
+  ~LocalHttp();
 
-  // Requests this engine takes: http:// to a loopback host, with no file body.
+  // Requests this engine takes: http:// or https:// to a loopback host, with no file body.
   [[nodiscard]] static bool takes(const Request& request);
 
   void submit(Request request, Done done, int redirects = 0);
@@ -38,14 +39,18 @@ public:
   std::size_t step();
 
   struct Exchange;
+  struct Connection;
+  struct Tls;
 
 private:
   void finish(Exchange& exchange);
+  [[nodiscard]] Result<void> start(Exchange& exchange);
 
   const TransportOptions& m_options;
   std::function<void(Request, Done)> m_elsewhere;
   std::list<std::unique_ptr<Exchange>> m_exchanges;
-  std::multimap<std::string, int> m_idle;  // authority -> kept-alive connection
+  std::multimap<std::string, std::unique_ptr<Connection>> m_idle;  // scheme://authority -> kept alive
+  std::unique_ptr<Tls> m_tls;                                        // the TLS context, made when first needed
 };
 
 }  // namespace hwimg::registry
