@@ -1,17 +1,19 @@
 # Helpers for the `hwimg serve` suites (sourced after lib.sh and registry_lib.sh): start a mirror
 # on a free loopback port, made-up host facts, and the digests a registry holds.
 
-# start_serve NAME ARGS...: runs `hwimg serve --listen 127.0.0.1:0 ARGS` in the background; sets
-# SERVE_ADDR (127.0.0.1:PORT), SERVE_PID and SERVE_LOG (its stderr).
+# start_serve NAME ARGS...: runs `hwimg serve --listen 127.0.0.1:0 ARGS` (unless ARGS name another
+# --listen) in the background; sets SERVE_ADDR (ADDRESS:PORT), SERVE_PID and SERVE_LOG (its stderr).
 start_serve() {
   local name=$1; shift
   SERVE_LOG="$TEST_TMP/serve-$name.log"
-  "$HWIMG" serve --listen 127.0.0.1:0 "$@" 2>"$SERVE_LOG" &
+  local listen=(--listen 127.0.0.1:0)
+  [[ " $* " == *" --listen "* ]] && listen=()
+  "$HWIMG" serve "${listen[@]}" "$@" 2>"$SERVE_LOG" &
   SERVE_PID=$!
   add_cleanup "kill -9 $SERVE_PID 2>/dev/null"
   local line=""
   for _ in $(seq 1 200); do
-    line=$(grep -m1 -o 'listening on 127.0.0.1:[0-9]*' "$SERVE_LOG" || true)
+    line=$(grep -m1 -o 'listening on [0-9.]*:[0-9]*' "$SERVE_LOG" || true)
     [ -n "$line" ] && break
     kill -0 "$SERVE_PID" 2>/dev/null || fail "hwimg serve ($name) exited: $(cat "$SERVE_LOG")"
     sleep 0.05

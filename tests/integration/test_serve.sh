@@ -97,6 +97,22 @@ pulled=$(jq -r '.manifests[0].digest' "$TEST_TMP/pulled/index.json")
 assert_eq "$v3" "$pulled" "skopeo copy through the rewrite"
 skopeo inspect --raw "oci:$TEST_TMP/pulled:1.0" > /dev/null
 
+step "a registry with a port named by an alias: the path form through a registries.conf rewrite"
+start_serve alias --upstream "local=$reg" "${tls[@]}" --host "$TEST_TMP/v3.json"
+printf '[[registry]]\nprefix = "%s"\nlocation = "%s/local"\ninsecure = true\n' "$reg" "$SERVE_ADDR" \
+  > "$TEST_TMP/registries-alias.conf"
+skopeo --registries-conf "$TEST_TMP/registries-alias.conf" copy -q --src-tls-verify=false \
+  "docker://$reg/demo/stencil:1.0" "oci:$TEST_TMP/pulled-alias:1.0"
+assert_eq "$v3" "$(jq -r '.manifests[0].digest' "$TEST_TMP/pulled-alias/index.json")" "skopeo copy by the alias"
+fetch "http://$SERVE_ADDR/v2/local/demo/stencil/manifests/1.0"
+assert_eq "$v3" "$(header_value docker-content-digest)" "the alias in the path"
+stop_serve
+
+step "a listen address other machines can reach is warned about"
+start_serve open --listen 0.0.0.0:0 --upstream "$reg" "${tls[@]}" --host "$TEST_TMP/v3.json"
+stop_serve
+assert_contains "$(cat "$SERVE_LOG")" "hwimg: warning: listening on 0.0.0.0, which other machines can reach" "the warning"
+
 step "an upstream that is not configured is refused"
 fetch "http://$mirror/v2/demo/stencil/manifests/1.0?ns=registry.example.org"
 assert_eq 403 "$CODE" "a request for another registry"
