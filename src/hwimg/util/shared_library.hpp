@@ -25,6 +25,13 @@ public:
     return reinterpret_cast<Function*>(lookup(name));
   }
 
+  // Sets a function pointer to the function named `name`; false when the library lacks it.
+  template <typename Pointer>
+  bool bind(Pointer& slot, const char* name) const {
+    slot = reinterpret_cast<Pointer>(lookup(name));
+    return slot != nullptr;
+  }
+
 private:
   explicit SharedLibrary(void* handle) : m_handle(handle) {}
   [[nodiscard]] void* lookup(const char* name) const;
