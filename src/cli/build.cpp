@@ -2,6 +2,7 @@
 
 #include "commands.hpp"
 #include "hwimg/commands/build.hpp"
+#include "registry_options.hpp"
 
 namespace hwimg::cli {
 
@@ -22,7 +23,12 @@ void add_build_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"gzip", "zstd"}));
   cmd->add_option("--compression-level", request.compression.level, "gzip 1-12 (default 6), zstd 1-19 (default 3)");
   cmd->add_flag("--skip-unsupported", *skip, "Drop matrix combinations that cannot be built, with a warning");
-  cmd->add_flag("-v,--verbose", *verbose, "Show the output of build steps");
+  cmd->add_flag("-v,--verbose", *verbose, "Show the output of build steps and every registry exchange");
+  cmd->add_option("--cache", arguments->cache,
+                  "Blob cache of registry base and builder images (default: $XDG_CACHE_HOME/hwimg or "
+                  "~/.cache/hwimg)")
+      ->option_text("DIR");
+  add_registry_options(*cmd, arguments->registry, VerboseFlag::omit);
   cmd->footer(
       "Environment: SOURCE_DATE_EPOCH sets every file mtime and the `created` times (default 0), so the same\n"
       "inputs give byte-identical layouts. Build steps see the recipe variables as HWIMG_* variables\n"
@@ -33,6 +39,7 @@ void add_build_command(CLI::App& app, Action& action) {
       HWIMG_TRY_ASSIGN(flags.compression.compression, oci::parse_compression(*compression));
       flags.expand.skip = *skip ? matrix::SkipUnsupported::yes : matrix::SkipUnsupported::no;
       flags.verbosity = *verbose ? build::Verbosity::verbose : build::Verbosity::quiet;
+      arguments->registry.verbose = *verbose ? commands::Verbose::yes : commands::Verbose::no;
       return commands::run_build(*arguments);
     };
   });

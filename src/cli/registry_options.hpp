@@ -8,7 +8,10 @@
 
 namespace hwimg::cli {
 
-inline void add_registry_options(CLI::App& command, commands::RegistryFlags& flags) {
+enum class VerboseFlag { add, omit };  // omit: the command has a -v of its own
+
+inline void add_registry_options(CLI::App& command, commands::RegistryFlags& flags,
+                                 VerboseFlag verbose = VerboseFlag::add) {
   auto& options = flags.options;
   command.add_option("--ca-file", options.ca_file, "PEM file of CA certificates to trust for the registry")
       ->check(CLI::ExistingFile);
@@ -16,9 +19,11 @@ inline void add_registry_options(CLI::App& command, commands::RegistryFlags& fla
                    "skip TLS certificate verification and allow plain HTTP to any registry");
   command.add_flag("--plain-http", options.plain_http,
                    "speak plain HTTP (allowed for loopback registries, others need --insecure)");
-  command.add_flag_callback(
-      "-v,--verbose", [&flags] { flags.verbose = commands::Verbose::yes; },
-      "log every HTTP exchange to stderr (credentials are never shown)");
+  if (verbose == VerboseFlag::add) {
+    command.add_flag_callback(
+        "-v,--verbose", [&flags] { flags.verbose = commands::Verbose::yes; },
+        "log every HTTP exchange to stderr (credentials are never shown)");
+  }
   command.add_option("--docker-config", options.docker_config_dir,
                      "directory of config.json (default: $DOCKER_CONFIG or ~/.docker)");
 }

@@ -46,12 +46,20 @@ struct Project {
 
   void write(const std::string& relative, std::string_view content) const { test::write_file(root / relative, content); }
 
-  std::string key() const {
+  // The key, with the base as the build resolves it (layouts and scratch), or as given.
+  std::string key(const build::BaseImage* given = nullptr) const {
     const auto recipe = recipe::load_recipe(root / "recipe.yaml");
     REQUIRE_MESSAGE(recipe.has_value(), recipe.error().message);
     const auto plan = build::plan_variant(*recipe, variant, out);
     REQUIRE_MESSAGE(plan.has_value(), plan.error().message);
-    const auto key = build::variant_cache_key(*recipe, *plan, settings, output);
+    std::shared_ptr<const build::BaseImage> resolved;
+    if (given == nullptr) {
+      build::BaseResolver bases(recipe->directory(), {}, []() -> Result<image::BlobCache*> { return fail("no cache"); });
+      auto base = bases.resolve(*plan);
+      REQUIRE_MESSAGE(base.has_value(), base.error().message);
+      resolved = *base;
+    }
+    const auto key = build::variant_cache_key(*recipe, *plan, given != nullptr ? *given : *resolved, settings, output);
     REQUIRE_MESSAGE(key.has_value(), key.error().message);
     CHECK(key->size() == 64);
     return *key;
@@ -168,19 +176,27 @@ TEST_CASE("the gzip block size changes the key whatever the zstd block size") {
   CHECK(p.key() != before);
 }
 
-TEST_CASE("a layout base's index.json is an input") {
+TEST_CASE("the base's manifest is an input: a layout rewritten, a tag moved") {
   Project p;
   p.write("recipe.yaml", "name: app\nbase: oci:../base:1\nlayers: [{from: data, to: /data}]\n");
   const auto base = oci::Layout::open(p.tmp.path() / "base", oci::OpenMode::create).value();
-  const auto before = p.key();
   test::tag_in_layout(base, test::put_image(base, {"linux", "amd64", ""}), "1");
+  const auto before = p.key();
+  test::tag_in_layout(base, test::put_image(base, {"linux", "amd64", ""}, {"NEW=1"}), "1");
+  base.update_index_json([](oci::Index& index) -> Result<void> {
+    index.manifests.erase(index.manifests.begin());
+    return {};
+  }).value();
   CHECK(p.key() != before);
 
-  // A registry base is named by its text alone.
+  // A registry base by the text and the digest its tag resolved to.
   p.write("recipe.yaml", "name: app\nbase: registry.example.org/base:1\nlayers: [{from: data, to: /data}]\n");
-  const auto registry = p.key();
-  p.write("recipe.yaml", "name: app\nbase: registry.example.org/base:2\nlayers: [{from: data, to: /data}]\n");
-  CHECK(p.key() != registry);
+  build::BaseImage registry;
+  registry.manifest_descriptor.digest = oci::Digest::sha256_of("one");
+  const auto first = p.key(&registry);
+  CHECK(p.key(&registry) == first);
+  registry.manifest_descriptor.digest = oci::Digest::sha256_of("two");
+  CHECK(p.key(&registry) != first);
 }
 
 TEST_CASE("the cache returns a remembered variant only while all its blobs are there") {

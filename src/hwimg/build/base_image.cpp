@@ -1,9 +1,17 @@
 #include "hwimg/build/base_image.hpp"
 
+#include "hwimg/hw/cpu_levels.hpp"
 #include "hwimg/image/documents.hpp"
+#include "hwimg/util/strings.hpp"
 
 namespace hwimg::build {
 namespace fs = std::filesystem;
+
+// An opened base image source: its reader is used by one thread at a time.
+struct BaseResolver::Source {
+  image::OpenedImage image;
+  std::mutex mutex;
+};
 
 namespace {
 
@@ -19,69 +27,148 @@ Result<void> verify_blob_file(const fs::path& path, const oci::Descriptor& descr
   return {};
 }
 
-Result<oci::Descriptor> pick_platform(image::ImageReader& reader, const oci::Descriptor& index_descriptor,
-                                      const oci::Platform& platform) {
-  HWIMG_TRY_ASSIGN(const auto images, image::list_images(reader, index_descriptor));
-  for (const auto& d : images) {
-    if (d.platform && d.platform->os == platform.os && d.platform->architecture == platform.architecture) {
-      return d;
-    }
-  }
-  return fail("it has no image for {}/{}", platform.os, platform.architecture);
+// amd64 levels as numbers: the entry without a variant is the baseline.
+int amd64_level(const std::string& variant) {
+  if (variant.empty()) return 1;
+  const auto level = hw::x86_level_from_oci_variant(variant);
+  return level ? static_cast<int>(*level) : 0;
 }
 
-Result<BaseImage> open_base(const VariantPlan& plan, const fs::path& recipe_directory) {
-  BaseImage base;
-  base.reference = plan.base_text;
-  if (plan.base->kind == image::SourceKind::registry) {
-    return fail("registry base images are not supported by `hwimg build` yet; copy it into a layout first "
-                "(skopeo copy docker://{} oci:DIR:TAG) and use oci:DIR:TAG",
-                plan.base_text);
-  }
-  HWIMG_TRY_ASSIGN(auto opened, image::open_image(*plan.base, {.registry = {}, .base_directory = recipe_directory}));
-  auto& reader = *opened.reader;
-  auto descriptor = opened.root;
-  if (oci::media_type::is_index(descriptor.media_type)) {
-    HWIMG_TRY_ASSIGN(descriptor, pick_platform(reader, descriptor, plan.variant->platform));
-  }
-  HWIMG_TRY_ASSIGN(auto manifest, image::read_manifest(reader, descriptor));
-  HWIMG_TRY_ASSIGN(base.config, image::read_config(reader, manifest));
-  if (base.config.diff_ids.size() != manifest.layers.size()) {
-    return fail("its config lists {} layers, its manifest {}", base.config.diff_ids.size(), manifest.layers.size());
-  }
-  for (const auto& layer : manifest.layers) {
-    const auto file = reader.local_blob(layer.digest);
-    if (!file) return fail("layer {} is not on this machine", layer.digest.str());
-    HWIMG_TRY(verify_blob_file(*file, layer));
-  }
-  base.reader = std::move(opened.reader);
-  base.manifest_descriptor = descriptor;
-  base.layers = std::move(manifest.layers);
-  return base;
+// Docker's canonical spelling of a registry reference; a layout as it was written.
+std::string qualified_name(const image::ImageReference& reference) {
+  return reference.kind == image::SourceKind::registry ? reference.registry.str() : reference.text;
 }
 
 }  // namespace
 
-Result<BaseImage> resolve_base(const VariantPlan& plan, const fs::path& recipe_directory) {
-  if (!plan.base) return BaseImage{plan.base_text, nullptr, {}, {}, {}};
-  return with_context(open_base(plan, recipe_directory), "failed to use base image " + plan.base_text);
+Result<oci::Descriptor> pick_platform(const std::vector<oci::Descriptor>& images, const oci::Platform& platform) {
+  const oci::Descriptor* best = nullptr;
+  int best_level = 0;
+  std::vector<std::string> available;
+  for (const auto& d : images) {
+    if (!d.platform) continue;
+    available.push_back(d.platform->str());
+    if (d.platform->os != platform.os || d.platform->architecture != platform.architecture) continue;
+    if (platform.architecture != "amd64") {
+      if (best == nullptr || d.platform->variant == platform.variant) best = &d;
+      continue;
+    }
+    const int level = amd64_level(d.platform->variant);
+    if (level > 0 && level <= amd64_level(platform.variant) && level > best_level) {
+      best = &d;
+      best_level = level;
+    }
+  }
+  if (best != nullptr) return *best;
+  return fail("it has no image for {}; it has {}", platform.str(),
+              available.empty() ? std::string("no platform entries") : util::join(available, ", "));
 }
 
-Result<void> import_base_layers(const BaseImage& base, const oci::Layout& target) {
-  if (base.is_scratch()) {
-    return {};
+BaseResolver::BaseResolver(fs::path recipe_directory, image::OpenOptions options,
+                           std::function<Result<image::BlobCache*>()> open_cache)
+    : m_recipe_directory(std::move(recipe_directory)), m_options(std::move(options)),
+      m_open_cache(std::move(open_cache)) {
+  m_options.base_directory = m_recipe_directory;
+}
+
+Result<std::shared_ptr<BaseResolver::Source>> BaseResolver::source_for(const image::ImageReference& reference) {
+  std::lock_guard lock(m_mutex);
+  if (const auto found = m_sources.find(reference.text); found != m_sources.end()) return found->second;
+  auto source = std::make_shared<Source>();
+  HWIMG_TRY_ASSIGN(source->image, image::open_image(reference, m_options));
+  m_sources.emplace(reference.text, source);
+  return source;
+}
+
+Result<std::shared_ptr<const BaseImage>> BaseResolver::resolve(const VariantPlan& plan) {
+  if (!plan.base) {
+    auto scratch = std::make_shared<BaseImage>();
+    scratch->reference = plan.base_text;
+    scratch->name = plan.base_text;
+    return std::shared_ptr<const BaseImage>(std::move(scratch));
   }
-  for (const auto& layer : base.layers) {
+  const auto key = plan.base_text + "\n" + plan.variant->platform.str();
+  std::promise<Result<std::shared_ptr<const BaseImage>>> promise;
+  std::optional<std::shared_future<Result<std::shared_ptr<const BaseImage>>>> existing;
+  {
+    std::lock_guard lock(m_mutex);
+    if (const auto found = m_bases.find(key); found != m_bases.end()) {
+      existing = found->second;
+    } else {
+      m_bases.emplace(key, promise.get_future().share());
+    }
+  }
+  if (existing) return existing->get();
+  auto resolved = [&]() -> Result<std::shared_ptr<const BaseImage>> {
+    HWIMG_TRY_ASSIGN(const auto source, source_for(*plan.base));
+    std::lock_guard lock(source->mutex);
+    auto& reader = *source->image.reader;
+    auto base = std::make_shared<BaseImage>();
+    base->reference = plan.base_text;
+    base->name = qualified_name(*plan.base);
+    base->source = plan.base;
+    base->manifest_descriptor = source->image.root;
+    if (oci::media_type::is_index(base->manifest_descriptor.media_type)) {
+      HWIMG_TRY_ASSIGN(const auto images, image::list_images(reader, base->manifest_descriptor));
+      HWIMG_TRY_ASSIGN(base->manifest_descriptor, pick_platform(images, plan.variant->platform));
+    }
+    HWIMG_TRY_ASSIGN(auto manifest, image::read_manifest(reader, base->manifest_descriptor));
+    HWIMG_TRY_ASSIGN(base->config, image::read_config(reader, manifest));
+    if (base->config.diff_ids.size() != manifest.layers.size()) {
+      return fail("its config lists {} layers, its manifest {}", base->config.diff_ids.size(), manifest.layers.size());
+    }
+    base->layers = std::move(manifest.layers);
+    return std::shared_ptr<const BaseImage>(std::move(base));
+  }();
+  if (!resolved) resolved = std::unexpected(resolved.error().context("failed to use base image " + plan.base_text));
+  promise.set_value(resolved);
+  return resolved;
+}
+
+Result<std::vector<fs::path>> BaseResolver::layer_files(const BaseImage& base) {
+  if (base.is_scratch()) return std::vector<fs::path>{};
+  std::promise<Result<std::vector<fs::path>>> promise;
+  std::optional<std::shared_future<Result<std::vector<fs::path>>>> existing;
+  {
+    std::lock_guard lock(m_mutex);
+    if (const auto found = m_files.find(base.manifest_descriptor.digest); found != m_files.end()) {
+      existing = found->second;
+    } else {
+      m_files.emplace(base.manifest_descriptor.digest, promise.get_future().share());
+    }
+  }
+  if (existing) return existing->get();
+  auto files = [&]() -> Result<std::vector<fs::path>> {
+    HWIMG_TRY_ASSIGN(const auto source, source_for(*base.source));
+    std::lock_guard lock(source->mutex);
+    auto& reader = *source->image.reader;
+    std::vector<fs::path> paths;
+    for (const auto& layer : base.layers) {
+      if (const auto local = reader.local_blob(layer.digest)) {
+        HWIMG_TRY(verify_blob_file(*local, layer));
+        paths.push_back(*local);
+        continue;
+      }
+      HWIMG_TRY_ASSIGN(auto* cache, m_open_cache());
+      HWIMG_TRY_ASSIGN(paths.emplace_back(), cache->get(reader, layer));
+    }
+    return paths;
+  }();
+  if (!files) files = std::unexpected(files.error().context("failed to use base image " + base.reference));
+  promise.set_value(files);
+  return files;
+}
+
+Result<void> import_base_layers(const BaseImage& base, const std::vector<fs::path>& files, const oci::Layout& target) {
+  for (std::size_t i = 0; i < base.layers.size(); ++i) {
+    const auto& layer = base.layers[i];
     if (target.has_blob(layer.digest)) continue;
-    const auto source = *base.reader->local_blob(layer.digest);
     const auto temporary = target.temporary_file("base-layer");
     std::error_code ec;
-    fs::create_hard_link(source, temporary, ec);
+    fs::create_hard_link(files[i], temporary, ec);
     if (ec) {
-      fs::copy_file(source, temporary, ec);
-      if (ec) {
-        return fail("failed to copy base layer {}: {}", layer.digest.str(), ec.message());
-      }
+      fs::copy_file(files[i], temporary, ec);
+      if (ec) return fail("failed to copy base layer {}: {}", layer.digest.str(), ec.message());
     }
     HWIMG_TRY(target.adopt_blob(temporary, layer.digest));
   }

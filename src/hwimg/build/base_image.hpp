@@ -1,34 +1,72 @@
 #pragma once
-// The image a recipe builds on: nothing ("scratch") or a variant of another image, whose layers
-// are reused by digest, never re-packed.
+// The image a variant builds on: nothing ("scratch"), a variant of an image in an OCI layout, or
+// one in a registry (docs/recipe.md#base), resolved for the variant's platform. Its layers are
+// reused by digest, never re-packed: from the layout, from the user's blob cache, or (for a build
+// straight to a registry) not fetched at all.
 
+#include <filesystem>
+#include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "hwimg/build/variant_plan.hpp"
-#include "hwimg/image/reader.hpp"
+#include "hwimg/image/blob_cache.hpp"
+#include "hwimg/image/open_image.hpp"
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/layout.hpp"
 
 namespace hwimg::build {
 
 struct BaseImage {
-  std::string reference;                        // as the plan names it, for messages and annotations
-  std::unique_ptr<image::ImageReader> reader;   // empty for scratch
+  std::string reference;                       // as the plan names it, for messages
+  std::string name;                            // org.opencontainers.image.base.name: fully qualified
+  std::optional<image::ImageReference> source; // empty for scratch
   oci::Descriptor manifest_descriptor;
   oci::ImageConfig config;
   std::vector<oci::Descriptor> layers;
 
-  [[nodiscard]] bool is_scratch() const { return reader == nullptr; }
+  [[nodiscard]] bool is_scratch() const { return !source.has_value(); }
 };
 
-// Resolves the plan's base for its variant's platform and verifies the digest of every blob it
-// will reuse. A relative layout directory is relative to `recipe_directory`.
-[[nodiscard]] Result<BaseImage> resolve_base(const VariantPlan& plan, const std::filesystem::path& recipe_directory);
+// Every base of one build, each resolved (and its layers verified or fetched) once, whichever
+// variants share it; different bases are fetched in parallel.
+class BaseResolver {
+public:
+  // Relative layout directories are relative to `recipe_directory`; registry bases are read with
+  // `options` and their layers kept in the cache `open_cache` gives (called when first needed).
+  BaseResolver(std::filesystem::path recipe_directory, image::OpenOptions options,
+               std::function<Result<image::BlobCache*>()> open_cache);
+
+  // The base for the plan's variant: its manifest and config, no layer read.
+  [[nodiscard]] Result<std::shared_ptr<const BaseImage>> resolve(const VariantPlan& plan);
+  // The files holding the base's layers, verified (layout) or fetched into the cache (registry).
+  [[nodiscard]] Result<std::vector<std::filesystem::path>> layer_files(const BaseImage& base);
+
+private:
+  struct Source;
+  Result<std::shared_ptr<Source>> source_for(const image::ImageReference& reference);
+
+  std::filesystem::path m_recipe_directory;
+  image::OpenOptions m_options;
+  std::function<Result<image::BlobCache*>()> m_open_cache;
+  std::mutex m_mutex;
+  std::map<std::string, std::shared_future<Result<std::shared_ptr<const BaseImage>>>> m_bases;
+  std::map<std::string, std::shared_ptr<Source>> m_sources;
+  std::map<oci::Digest, std::shared_future<Result<std::vector<std::filesystem::path>>>> m_files;
+};
+
+// The entry of a multi-platform image for `platform`: same os and architecture; on amd64 the
+// highest level not above the variant's (the entry without a variant being v1). The error lists
+// the platforms there are.
+[[nodiscard]] Result<oci::Descriptor> pick_platform(const std::vector<oci::Descriptor>& images,
+                                                    const oci::Platform& platform);
 
 // Puts the base's layer blobs into `target` (a hard link where possible, else a copy).
-[[nodiscard]] Result<void> import_base_layers(const BaseImage& base, const oci::Layout& target);
+[[nodiscard]] Result<void> import_base_layers(const BaseImage& base, const std::vector<std::filesystem::path>& files,
+                                              const oci::Layout& target);
 
 }  // namespace hwimg::build

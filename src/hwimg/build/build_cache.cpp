@@ -54,7 +54,7 @@ fs::path cache_file(const fs::path& output, const std::string& key) {
 
 }  // namespace
 
-Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan,
+Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan, const BaseImage& base,
                                       const BuildSettings& settings, const fs::path& output) {
   const auto& variant = *plan.variant;
   oci::Sha256 hash;
@@ -70,10 +70,8 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const Varian
                           settings.compression.level, settings.compression.gzip_block_size,
                           settings.compression.zstd_block_size, settings.source_date_epoch));
 
-  hash.update("base " + plan.base_text + "\n");
-  if (plan.base && plan.base->kind == image::SourceKind::layout) {
-    hash.update(util::read_file(recipe.resolve(plan.base->directory) / "index.json").value_or("(missing)"));
-  }
+  // The base by what it is now: a tag that moved, or a layout rewritten, is another input.
+  hash.update(fmt::format("base {} {}\n", plan.base_text, base.manifest_descriptor.digest.str()));
   if (plan.build && !plan.build->workdir_in_build_output) hash_tree(plan.build->workdir, output, hash);
   for (const auto& layer : plan.layers) {
     if (!layer.from_build_output) hash_tree(layer.from, output, hash);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "hwimg/build/base_image.hpp"
 #include "hwimg/build/variant_builder.hpp"
 
 namespace hwimg::build {
@@ -18,7 +19,7 @@ inline constexpr std::string_view scratch_prefix = "hwimg-build-";
 // file under the build workdir and under layer sources that do not come from the build.
 // What the build step writes (under the plan's ${out}) is hashed through its inputs, never itself.
 [[nodiscard]] Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan,
-                                                    const BuildSettings& settings,
+                                                    const BaseImage& base, const BuildSettings& settings,
                                                     const std::filesystem::path& output);
 
 // The cached result for `key` in `layout`, when it and all its blobs are still there.

@@ -88,24 +88,36 @@ Result<void> check_compression_level(const oci::CompressionOptions& options) {
   return {};
 }
 
+// What the variants of one build share.
+struct Build {
+  const recipe::Recipe& recipe;
+  const BuildRequest& request;
+  const BuildSettings& settings;
+  const oci::Layout* existing;  // the layout as it was before this build, for its cache
+  const LayoutProvider& layout;
+  LayerMemo& memo;
+  BaseResolver& bases;
+};
+
 // One variant from its plan, or unchanged from the build cache of the layout.
-Result<BuiltVariant> build_or_reuse(const recipe::Recipe& recipe, const matrix::Variant& variant,
-                                    const BuildRequest& request, const BuildSettings& settings,
-                                    const oci::Layout* existing, const LayoutProvider& layout, LayerMemo& memo) {
-  HWIMG_TRY_ASSIGN(const auto scratch,
-                   util::TempDir::create(std::filesystem::temp_directory_path(), fmt::format("{}{}-", scratch_prefix, ::getpid())));
-  HWIMG_TRY_ASSIGN(const auto plan, plan_variant(recipe, variant, scratch.path() / "out"));
-  HWIMG_TRY_ASSIGN(const auto key, variant_cache_key(recipe, plan, settings,
-                                                     std::filesystem::absolute(request.layout).lexically_normal()));
-  if (existing != nullptr) {
-    if (auto hit = cached_variant(*existing, key)) {
-      request.output->progress(fmt::format("{}: unchanged, reusing {}", variant.id, hit->manifest.digest.str()));
+Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant) {
+  HWIMG_TRY_ASSIGN(const auto scratch, util::TempDir::create(std::filesystem::temp_directory_path(),
+                                                             fmt::format("{}{}-", scratch_prefix, ::getpid())));
+  HWIMG_TRY_ASSIGN(const auto plan, plan_variant(build.recipe, variant, scratch.path() / "out"));
+  HWIMG_TRY_ASSIGN(const auto base, with_context(build.bases.resolve(plan), plan.base_location.str()));
+  HWIMG_TRY_ASSIGN(const auto key,
+                   variant_cache_key(build.recipe, plan, *base, build.settings,
+                                     std::filesystem::absolute(build.request.layout).lexically_normal()));
+  auto& output = *build.request.output;
+  if (build.existing != nullptr) {
+    if (auto hit = cached_variant(*build.existing, key)) {
+      output.progress(fmt::format("{}: unchanged, reusing {}", variant.id, hit->manifest.digest.str()));
       return *hit;
     }
   }
-  request.output->progress(fmt::format("building {}...", variant.id));
-  HWIMG_TRY_ASSIGN(auto built, build_variant(recipe, plan, settings, layout, memo));
-  HWIMG_TRY_ASSIGN(const auto target, layout());
+  output.progress(fmt::format("building {}...", variant.id));
+  HWIMG_TRY_ASSIGN(auto built, build_variant(plan, *base, build.bases, build.settings, build.layout, build.memo));
+  HWIMG_TRY_ASSIGN(const auto target, build.layout());
   HWIMG_TRY(remember_variant(target, key, built));
   return built;
 }
@@ -139,14 +151,22 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
   };
 
   LayerMemo memo;
+  std::mutex cache_mutex;
+  std::unique_ptr<image::BlobCache> cache;
+  BaseResolver bases(recipe.directory(), {request.registry, {}}, [&]() -> Result<image::BlobCache*> {
+    std::lock_guard lock(cache_mutex);
+    if (!cache) {
+      HWIMG_TRY_ASSIGN(cache, image::BlobCache::open(request.cache, *request.output));
+    }
+    return cache.get();
+  });
+  Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases};
   const unsigned jobs = request.jobs != 0 ? request.jobs : util::default_parallelism();
   std::vector<std::future<Result<BuiltVariant>>> futures;
   {
     util::ThreadPool pool(std::min<unsigned>(jobs, static_cast<unsigned>(variants.size())));
     for (const auto& variant : variants) {
-      futures.push_back(pool.submit([&]() {
-        return build_or_reuse(recipe, variant, request, settings, existing ? &*existing : nullptr, provide_layout, memo);
-      }));
+      futures.push_back(pool.submit([&]() { return build_or_reuse(build, variant); }));
     }
   }
   BuildReport report;

@@ -8,6 +8,7 @@
 
 #include "hwimg/build/variant_builder.hpp"
 #include "hwimg/matrix/expand.hpp"
+#include "hwimg/registry/options.hpp"
 
 namespace hwimg::build {
 
@@ -23,6 +24,8 @@ struct BuildRequest {
   std::optional<std::string> source_date_epoch;  // the SOURCE_DATE_EPOCH text, if set
   Verbosity verbosity = Verbosity::quiet;
   util::Output* output = &util::null_output();   // progress per variant, matrix warnings
+  registry::ClientOptions registry;              // for registry bases: credentials, --ca-file, ...
+  std::filesystem::path cache;                   // the blob cache of registry bases (--cache)
 };
 
 struct BuildReport {

@@ -131,13 +131,12 @@ Result<void> check_device_code(const VariantPlan& plan) {
 
 }  // namespace
 
-Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPlan& plan, const BuildSettings& settings,
-                                   const LayoutProvider& layout_provider, LayerMemo& memo) {
+Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& base, BaseResolver& bases,
+                                   const BuildSettings& settings, const LayoutProvider& layout_provider, LayerMemo& memo) {
   const auto& variant = *plan.variant;
   const auto context = fmt::format("failed to build variant {}", variant.id);
   HWIMG_TRY(util::make_directories(plan.out));
-  HWIMG_TRY_ASSIGN(const auto base,
-                   with_context(resolve_base(plan, recipe.directory()), plan.base_location.str()));
+  HWIMG_TRY_ASSIGN(const auto base_files, with_context(bases.layer_files(base), plan.base_location.str()));
   if (plan.build) {
     HWIMG_TRY(run_build_step(plan, settings));
   }
@@ -147,7 +146,7 @@ Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPl
   }
 
   HWIMG_TRY_ASSIGN(const auto layout, layout_provider());
-  HWIMG_TRY(import_base_layers(base, layout));
+  HWIMG_TRY(import_base_layers(base, base_files, layout));
 
   const auto created = rfc3339(settings.source_date_epoch);
   oci::LayerOptions layer_options{settings.compression, settings.source_date_epoch};
@@ -172,7 +171,7 @@ Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPl
   for (const auto& [name, value] : plan.annotations) manifest.annotations[name] = value;
   if (!base.is_scratch()) {
     manifest.annotations[std::string(oci::annotation::base_digest)] = base.manifest_descriptor.digest.str();
-    manifest.annotations[std::string(oci::annotation::base_name)] = base.reference;
+    manifest.annotations[std::string(oci::annotation::base_name)] = base.name;
   }
   HWIMG_TRY_ASSIGN(auto manifest_descriptor,
                    with_context(layout.put_blob(oci::to_json(manifest), oci::media_type::manifest), context));

@@ -46,7 +46,8 @@ private:
 // leaves nothing behind.
 using LayoutProvider = std::function<Result<oci::Layout>()>;
 
-[[nodiscard]] Result<BuiltVariant> build_variant(const recipe::Recipe& recipe, const VariantPlan& plan,
+// `base` is the plan's base as `bases` resolved it; its layers are taken from there.
+[[nodiscard]] Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& base, BaseResolver& bases,
                                                  const BuildSettings& settings, const LayoutProvider& layout,
                                                  LayerMemo& memo);
 

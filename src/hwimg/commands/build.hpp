@@ -2,12 +2,15 @@
 // `hwimg build RECIPE -o DIR`: every variant into one multi-variant index in an OCI layout.
 
 #include "hwimg/build/builder.hpp"
+#include "hwimg/commands/registry_flags.hpp"
 #include "hwimg/commands/terminal_output.hpp"
 
 namespace hwimg::commands {
 
 struct BuildArguments {
   build::BuildRequest request;  // the flags; the environment fills SOURCE_DATE_EPOCH and cuda_root
+  RegistryFlags registry;       // for registry base and builder images
+  std::filesystem::path cache;  // --cache; empty: $XDG_CACHE_HOME/hwimg or ~/.cache/hwimg
 };
 
 // Prints one line per variant and the index on stdout; progress on stderr when stdout is a terminal.

@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include "hwimg/image/blob_cache.hpp"
+
 namespace hwimg::commands {
 namespace {
 
@@ -63,6 +65,10 @@ std::filesystem::path docker_config_dir() {
   if (const char* dir = environment("DOCKER_CONFIG"); dir != nullptr && *dir != '\0') return dir;
   const char* home = environment("HOME");
   return std::filesystem::path(home != nullptr ? home : "/") / ".docker";
+}
+
+std::filesystem::path cache_root() {
+  return image::default_cache_root(environment("XDG_CACHE_HOME"), environment("HOME"));
 }
 
 std::filesystem::path cuda_root() {

@@ -17,6 +17,9 @@ namespace hwimg::commands {
 // $DOCKER_CONFIG, else $HOME/.docker: where Docker keeps config.json.
 [[nodiscard]] std::filesystem::path docker_config_dir();
 
+// $XDG_CACHE_HOME/hwimg, else ~/.cache/hwimg: the blob cache of registry base and builder images.
+[[nodiscard]] std::filesystem::path cache_root();
+
 // $HWIMG_CUDA_ROOT, else /usr/local: where toolkits are looked for as cuda-X.Y.
 [[nodiscard]] std::filesystem::path cuda_root();
 

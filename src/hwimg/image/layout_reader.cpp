@@ -1,5 +1,14 @@
 #include "hwimg/image/layout_reader.hpp"
 
+#include <cerrno>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "hwimg/image/blob_sink.hpp"
+#include "hwimg/util/fd.hpp"
+#include "hwimg/util/files.hpp"
+
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -48,6 +57,24 @@ Result<std::string> LayoutReader::read(const oci::Descriptor& descriptor) {
                 descriptor.digest.str(), m_layout.root().string(), descriptor.size, oci::document_limit(descriptor) >> 20);
   }
   return m_layout.read_blob(descriptor);
+}
+
+Result<void> LayoutReader::copy_blob(const oci::Descriptor& descriptor, const std::filesystem::path& destination) {
+  util::UniqueFd source(::open(m_layout.blob_path(descriptor.digest).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!source.valid()) {
+    return fail("failed to read blob {} from {}: {}", descriptor.digest.str(), m_layout.root().string(),
+                util::errno_text(errno));
+  }
+  HWIMG_TRY_ASSIGN(auto sink, BlobSink::create(destination, descriptor));
+  char buffer[1 << 16];
+  while (true) {
+    const auto n = ::read(source.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("failed to read blob {}: {}", descriptor.digest.str(), util::errno_text(errno));
+    if (n == 0) break;
+    HWIMG_TRY(sink.write(std::string_view(buffer, static_cast<std::size_t>(n))));
+  }
+  return sink.finish();
 }
 
 std::optional<std::filesystem::path> LayoutReader::local_blob(const oci::Digest& digest) const {

@@ -1,5 +1,7 @@
 #include "hwimg/image/memory_reader.hpp"
 
+#include "hwimg/image/blob_sink.hpp"
+
 namespace hwimg::image {
 
 oci::Descriptor MemoryReader::add(std::string bytes, std::string_view media_type) {
@@ -29,6 +31,14 @@ Result<std::string> MemoryReader::read(const oci::Descriptor& descriptor) {
   }
   HWIMG_TRY(oci::verify_content(descriptor, found->second, m_name));
   return found->second;
+}
+
+Result<void> MemoryReader::copy_blob(const oci::Descriptor& descriptor, const std::filesystem::path& destination) {
+  const auto found = m_blobs.find(descriptor.digest);
+  if (found == m_blobs.end()) return fail("failed to read blob {} from {}: no such blob", descriptor.digest.str(), m_name);
+  HWIMG_TRY_ASSIGN(auto sink, BlobSink::create(destination, descriptor));
+  HWIMG_TRY(sink.write(found->second));
+  return sink.finish();
 }
 
 }  // namespace hwimg::image

@@ -31,6 +31,11 @@ public:
   // The bytes of an index, manifest or config, checked against the descriptor's size and digest.
   [[nodiscard]] virtual Result<std::string> read(const oci::Descriptor& descriptor) = 0;
 
+  // Writes the blob (a layer) to `destination`, which must not exist, as it arrives, checking its
+  // size and digest; nothing is left at `destination` when it fails.
+  [[nodiscard]] virtual Result<void> copy_blob(const oci::Descriptor& descriptor,
+                                               const std::filesystem::path& destination) = 0;
+
   // The file holding blob `digest` when the source keeps blobs on this machine (a layout), so a
   // layer can be hard-linked rather than copied; nullopt otherwise. Its content is not verified.
   [[nodiscard]] virtual std::optional<std::filesystem::path> local_blob(const oci::Digest& digest) const = 0;

@@ -1,5 +1,6 @@
 #include "hwimg/image/registry_reader.hpp"
 
+#include "hwimg/image/blob_sink.hpp"
 #include "hwimg/oci/media_types.hpp"
 
 namespace hwimg::image {
@@ -48,6 +49,22 @@ Result<std::string> RegistryReader::read(const oci::Descriptor& descriptor) {
   }
   HWIMG_TRY(oci::verify_content(descriptor, bytes, name()));
   return bytes;
+}
+
+Result<void> RegistryReader::copy_blob(const oci::Descriptor& descriptor, const std::filesystem::path& destination) {
+  const auto what = fmt::format("failed to get blob {} from {}", descriptor.digest.str(), name());
+  HWIMG_TRY_ASSIGN(const auto answer, with_context(m_client.open_stream(m_repository, registry::ReadMethod::get,
+                                                                        "blobs/" + descriptor.digest.str(), {}),
+                                                   what));
+  if (answer.status != 200) return fail("{}: {}", what, registry::describe_answer(answer));
+  HWIMG_TRY_ASSIGN(auto sink, BlobSink::create(destination, descriptor));
+  if (!answer.streamed) HWIMG_TRY(with_context(sink.write(answer.body), what));
+  while (answer.streamed) {
+    HWIMG_TRY_ASSIGN(auto chunk, with_context(m_client.next_chunk(), what));
+    if (!chunk) break;
+    HWIMG_TRY(with_context(sink.write(*chunk), what));
+  }
+  return with_context(sink.finish(), what);
 }
 
 std::string RegistryReader::pinned_reference(const oci::Digest& digest, std::string_view) const {

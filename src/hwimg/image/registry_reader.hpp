@@ -21,6 +21,8 @@ public:
   [[nodiscard]] std::string name() const override;
   [[nodiscard]] Result<oci::Descriptor> resolve(std::string_view tag_or_digest) override;
   [[nodiscard]] Result<std::string> read(const oci::Descriptor& descriptor) override;
+  [[nodiscard]] Result<void> copy_blob(const oci::Descriptor& descriptor,
+                                       const std::filesystem::path& destination) override;
   [[nodiscard]] std::optional<std::filesystem::path> local_blob(const oci::Digest&) const override {
     return std::nullopt;
   }

@@ -103,6 +103,14 @@ std::optional<std::string> Answer::header(std::string_view name) const {
   return std::nullopt;
 }
 
+std::string describe_answer(const Answer& answer) {
+  Response response;
+  response.status = answer.status;
+  response.headers = answer.headers;
+  response.body = answer.body;
+  return describe(response);
+}
+
 Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Reference& ref) {
   const auto what = fmt::format("get manifest {}", ref.str());
   FetchedManifest out;

@@ -40,6 +40,10 @@ struct Answer {
 
 enum class ReadMethod { get, head };
 
+// One line for an answer that was not the one wanted: the status and the registry's error codes
+// and messages ("HTTP 404 BLOB_UNKNOWN: blob unknown to registry").
+[[nodiscard]] std::string describe_answer(const Answer& answer);
+
 // "Accept: " with every OCI and Docker manifest and index type (2.8.2 answers 404 without them).
 [[nodiscard]] const std::string& manifest_accept_header();
 

@@ -1,0 +1,72 @@
+#include "hwimg/image/blob_cache.hpp"
+
+#include <unistd.h>
+
+#include "hwimg/util/files.hpp"
+
+namespace hwimg::image {
+namespace fs = std::filesystem;
+
+namespace {
+
+
+}  // namespace
+
+std::filesystem::path default_cache_root(const char* xdg_cache_home, const char* home) {
+  if (xdg_cache_home != nullptr && *xdg_cache_home == '/') return fs::path(xdg_cache_home) / "hwimg";
+  return fs::path(home != nullptr && *home != '\0' ? home : "/") / ".cache" / "hwimg";
+}
+
+Result<std::unique_ptr<BlobCache>> BlobCache::open(const fs::path& root, util::Output& output) {
+  const auto blobs = root / "blobs" / "sha256";
+  HWIMG_TRY(with_context(util::make_directories(blobs), "failed to open the cache " + root.string()));
+  HWIMG_TRY(with_context(util::make_directories(root / "locks"), "failed to open the cache " + root.string()));
+  util::remove_orphaned_temporaries(blobs, ".", ".tmp-");
+  return std::unique_ptr<BlobCache>(new BlobCache(root, output));
+}
+
+fs::path BlobCache::blob_path(const oci::Digest& digest) const {
+  return m_root / "blobs" / "sha256" / digest.hex();
+}
+
+Result<fs::path> BlobCache::get(ImageReader& reader, const oci::Descriptor& descriptor) {
+  const auto path = blob_path(descriptor.digest);
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_verified.contains(descriptor.digest)) return path;
+  }
+  // One fetcher per blob across processes; the others wait and then find it there.
+  HWIMG_TRY_ASSIGN(const auto lock, util::FileLock::acquire(m_root / "locks" / descriptor.digest.hex()));
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    const auto actual = oci::digest_file(path.string());
+    if (actual && actual->digest == descriptor.digest && actual->size == descriptor.size) {
+      std::lock_guard guard(m_mutex);
+      m_verified.insert(descriptor.digest);
+      return path;
+    }
+    m_output.warning(fmt::format("the cached blob {} in {} is corrupt ({}): fetching it again",
+                                 descriptor.digest.str(), m_root.string(),
+                                 actual ? "it hashes to " + actual->digest.str() : actual.error().message));
+    fs::remove(path, ec);
+  }
+  HWIMG_TRY(fetch(reader, descriptor));
+  std::lock_guard guard(m_mutex);
+  m_verified.insert(descriptor.digest);
+  return path;
+}
+
+Result<void> BlobCache::fetch(ImageReader& reader, const oci::Descriptor& descriptor) {
+  const auto path = blob_path(descriptor.digest);
+  const auto temporary = util::temporary_sibling(path);
+  HWIMG_TRY(reader.copy_blob(descriptor, temporary));
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    return fail("failed to store blob {} in the cache {}: {}", descriptor.digest.str(), m_root.string(),
+                util::errno_text(error));
+  }
+  return util::fsync_directory(path.parent_path());
+}
+
+}  // namespace hwimg::image
