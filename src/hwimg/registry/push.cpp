@@ -22,6 +22,7 @@ constexpr unsigned manifest_parallelism = 16;
 struct BlobJob {
   oci::Descriptor blob;
   std::optional<std::string> mount_from;
+  std::optional<Reference> external;  // not in the layout: where it is
   unsigned attempt = 0;
   std::string location;
   std::uint64_t offset = 0;
@@ -32,9 +33,10 @@ struct BlobJob {
 
 class Pusher {
 public:
-  Pusher(Session& session, PushPlan plan, Reference destination, BlobLocations& locations)
+  Pusher(Session& session, PushPlan plan, Reference destination, BlobLocations& locations,
+         const ExternalBlobs& external)
       : m_session(session), m_plan(std::move(plan)), m_destination(std::move(destination)), m_locations(locations),
-        m_output(*session.options().output) {}
+        m_external(external), m_output(*session.options().output) {}
 
   Result<PushSummary> run() {
     const auto& registry = m_destination.registry;
@@ -44,7 +46,13 @@ public:
       auto& job = m_jobs.emplace_back();
       job.blob = blob;
       job.mount_from = m_locations.other_repository(registry, blob.digest, m_destination.repository);
-      if (job.mount_from && (sources.contains(*job.mount_from) || sources.size() < max_mount_sources)) {
+      if (const auto found = m_external.find(blob.digest); found != m_external.end()) {
+        job.external = found->second;
+        // A blob of another repository of this registry is mounted, whatever else is known.
+        if (found->second.registry == registry) job.mount_from = found->second.repository;
+      }
+      if (job.mount_from && (sources.contains(*job.mount_from) || sources.size() < max_mount_sources ||
+                             job.external)) {
         sources.insert(*job.mount_from);
       } else {
         job.mount_from.reset();
@@ -155,7 +163,12 @@ private:
   void start_upload(BlobJob& job) {
     struct stat info {};
     const auto path = m_blob_directory / job.blob.digest.hex();
-    if (::stat(path.c_str(), &info) != 0 || info.st_size != job.blob.size) {
+    if (job.external && !job.mount_from) {
+      return blob_failed(job, fmt::format("it is in {}, which the registry could not mount it from, and it is not "
+                                          "in the layout",
+                                          job.external->name()));
+    }
+    if (!job.external && (::stat(path.c_str(), &info) != 0 || info.st_size != job.blob.size)) {
       return blob_failed(job, fmt::format("the layout's copy is missing or not {} bytes long", job.blob.size));
     }
     auto url = fmt::format("/v2/{}/blobs/uploads/", m_destination.repository);
@@ -165,6 +178,10 @@ private:
       if (r.ok() && r.status == 201 && job.mount_from) {
         ++m_summary.blobs_mounted;
         return blob_done(job);
+      }
+      if (job.external && r.ok() && !is_transient(r)) {
+        return blob_failed(job, fmt::format("the registry did not mount it from {} ({}) and it is not in the layout",
+                                            job.external->name(), describe(r)));
       }
       if (job.mount_from && r.ok() && r.status >= 400 && !is_transient(r)) {
         job.mount_from.reset();  // some registries refuse the mount parameters: upload instead
@@ -333,6 +350,7 @@ private:
   PushPlan m_plan;
   Reference m_destination;
   BlobLocations& m_locations;
+  const ExternalBlobs& m_external;
   util::Output& m_output;
   Scopes m_scopes;
   std::deque<BlobJob> m_jobs;
@@ -351,16 +369,18 @@ private:
 }  // namespace
 
 Result<PushSummary> push_layout(Session& session, const std::filesystem::path& layout_dir, std::string_view tag,
-                                const Reference& destination) {
+                                const Reference& destination, const ExternalBlobs& external) {
   if (destination.digest) {
     return fail_usage("failed to push to {}: name a tag, not a digest (the digest comes from the content)",
                       destination.str());
   }
   const std::string destination_tag = !destination.tag.empty() ? destination.tag : !tag.empty() ? std::string(tag) : "latest";
   HWIMG_TRY(validate_registry_tag(destination_tag));
-  HWIMG_TRY_ASSIGN(auto plan, plan_push(layout_dir, tag, destination_tag));
+  std::set<oci::Digest> external_digests;
+  for (const auto& [digest, where] : external) external_digests.insert(digest);
+  HWIMG_TRY_ASSIGN(auto plan, plan_push(layout_dir, tag, destination_tag, external_digests));
   auto locations = BlobLocations::load(layout_dir / ".hwimg" / "registry-blobs.json");
-  Pusher pusher(session, std::move(plan), destination, locations);
+  Pusher pusher(session, std::move(plan), destination, locations, external);
   return pusher.run();
 }
 
