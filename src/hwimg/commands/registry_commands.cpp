@@ -21,10 +21,13 @@ Result<registry::Reference> usage_reference(const std::string& text) {
 }  // namespace
 
 std::string push_summary_line(const registry::PushSummary& summary) {
-  return fmt::format("pushed {}@{}: {} blobs uploaded ({:.1f} MiB), {} mounted, {} already present; {} manifests "
+  const auto relayed = summary.blobs_relayed == 0 ? std::string()
+                                                 : fmt::format(" (of them {} relayed from another registry)",
+                                                               summary.blobs_relayed);
+  return fmt::format("pushed {}@{}: {} blobs uploaded ({:.1f} MiB){}, {} mounted, {} already present; {} manifests "
                      "pushed, {} already present; {} tags; {} requests",
                      summary.reference, summary.digest.str(), summary.blobs_uploaded,
-                     static_cast<double>(summary.bytes_uploaded) / (1 << 20), summary.blobs_mounted,
+                     static_cast<double>(summary.bytes_uploaded) / (1 << 20), relayed, summary.blobs_mounted,
                      summary.blobs_present, summary.manifests_pushed, summary.manifests_present, summary.tags.size(),
                      summary.requests);
 }

@@ -62,6 +62,7 @@ struct PushSummary {
   std::size_t blobs_uploaded = 0;
   std::uint64_t bytes_uploaded = 0;
   std::size_t blobs_mounted = 0;
+  std::size_t blobs_relayed = 0;     // copied from another registry as they were uploaded
   std::size_t blobs_present = 0;     // already in the repository
   std::size_t manifests_pushed = 0;  // variant manifests and the index that were PUT
   std::size_t manifests_present = 0; // already there under their tag (or digest)
