@@ -15,7 +15,11 @@ void add_build_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("build", "Build every variant of a recipe into an OCI image layout");
   cmd->add_option("recipe", request.recipe, "Recipe file (YAML)")->required();
   cmd->add_option("--matrix", request.matrix, "Matrix file; overrides the recipe's `matrix:`");
-  cmd->add_option("-o,--output", request.layout, "Output OCI image layout directory")->required();
+  cmd->add_option("-o,--output", request.layout, "Output OCI image layout directory");
+  cmd->add_option("--push", arguments->push,
+                  "Push the index, every variant and their TAG-<variant> tags to REGISTRY/REPO:TAG; without -o, "
+                  "no local layout is kept and registry base layers are mounted there, never downloaded")
+      ->option_text("REGISTRY/REPO:TAG");
   cmd->add_option("--tag", request.tag, "Tag of the multi-variant index; variants get TAG-<id>")->capture_default_str();
   cmd->add_option("-j,--jobs", request.jobs, "Variants built at once (default: one per core)");
   cmd->add_option("--only", request.only, "Build only this variant id (repeatable)");

@@ -159,6 +159,24 @@ Result<std::vector<fs::path>> BaseResolver::layer_files(const BaseImage& base) {
   return files;
 }
 
+registry::ExternalBlobs BaseResolver::registry_layers() {
+  std::vector<std::shared_future<Result<std::shared_ptr<const BaseImage>>>> bases;
+  {
+    std::lock_guard lock(m_mutex);
+    for (const auto& [key, base] : m_bases) bases.push_back(base);
+  }
+  registry::ExternalBlobs layers;
+  for (const auto& future : bases) {
+    const auto& base = future.get();
+    if (!base || !(*base)->source || (*base)->source->kind != image::SourceKind::registry) continue;
+    auto repository = (*base)->source->registry;
+    repository.tag.clear();
+    repository.digest.reset();
+    for (const auto& layer : (*base)->layers) layers.emplace(layer.digest, repository);
+  }
+  return layers;
+}
+
 Result<void> import_base_layers(const BaseImage& base, const std::vector<fs::path>& files, const oci::Layout& target) {
   for (std::size_t i = 0; i < base.layers.size(); ++i) {
     const auto& layer = base.layers[i];

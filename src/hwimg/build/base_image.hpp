@@ -18,6 +18,7 @@
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/layout.hpp"
+#include "hwimg/registry/client.hpp"
 
 namespace hwimg::build {
 
@@ -45,6 +46,8 @@ public:
   [[nodiscard]] Result<std::shared_ptr<const BaseImage>> resolve(const VariantPlan& plan);
   // The files holding the base's layers, verified (layout) or fetched into the cache (registry).
   [[nodiscard]] Result<std::vector<std::filesystem::path>> layer_files(const BaseImage& base);
+  // Every layer of the registry bases resolved so far, and the repository holding it.
+  [[nodiscard]] registry::ExternalBlobs registry_layers();
 
 private:
   struct Source;

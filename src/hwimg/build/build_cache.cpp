@@ -79,7 +79,8 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const Varian
   return hash.finish().hex();
 }
 
-std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std::string& key) {
+std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std::string& key,
+                                           const std::set<oci::Digest>& remote) {
   auto text = util::read_file(cache_file(layout.root(), key));
   if (!text) return std::nullopt;
   const auto entry = util::json::parse_object(*text);
@@ -92,7 +93,7 @@ std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std:
   auto manifest = oci::parse_manifest(*manifest_bytes);
   if (!manifest || !layout.read_blob(manifest->config)) return std::nullopt;
   for (const auto& layer : manifest->layers) {
-    if (!layout.has_blob(layer.digest)) return std::nullopt;
+    if (!layout.has_blob(layer.digest) && !remote.contains(layer.digest)) return std::nullopt;
   }
   return BuiltVariant{entry->value("variant", ""), manifest_descriptor, true};
 }

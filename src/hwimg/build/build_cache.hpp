@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "hwimg/build/base_image.hpp"
@@ -22,8 +23,10 @@ inline constexpr std::string_view scratch_prefix = "hwimg-build-";
                                                     const BaseImage& base, const BuildSettings& settings,
                                                     const std::filesystem::path& output);
 
-// The cached result for `key` in `layout`, when it and all its blobs are still there.
-[[nodiscard]] std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std::string& key);
+// The cached result for `key` in `layout`, when it and all its blobs are still there (`remote` ones
+// excepted: base layers left in their registry).
+[[nodiscard]] std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std::string& key,
+                                                         const std::set<oci::Digest>& remote = {});
 
 [[nodiscard]] Result<void> remember_variant(const oci::Layout& layout, const std::string& key,
                                             const BuiltVariant& variant);

@@ -10,6 +10,7 @@
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/recipe/variables.hpp"
+#include "hwimg/registry/client.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 #include "hwimg/util/thread_pool.hpp"
@@ -109,8 +110,12 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
                    variant_cache_key(build.recipe, plan, *base, build.settings,
                                      std::filesystem::absolute(build.request.layout).lexically_normal()));
   auto& output = *build.request.output;
+  std::set<oci::Digest> remote;
+  if (leaves_layers_remote(*base, build.settings)) {
+    for (const auto& layer : base->layers) remote.insert(layer.digest);
+  }
   if (build.existing != nullptr) {
-    if (auto hit = cached_variant(*build.existing, key)) {
+    if (auto hit = cached_variant(*build.existing, key, remote)) {
       output.progress(fmt::format("{}: unchanged, reusing {}", variant.id, hit->manifest.digest.str()));
       return *hit;
     }
@@ -124,7 +129,13 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
 
 }  // namespace
 
-Result<BuildReport> build_recipe(const BuildRequest& request) {
+Result<BuildReport> build_recipe(const BuildRequest& given) {
+  auto request = given;
+  if (request.push && request.layout.empty()) {
+    // Straight to a registry: the variants' own blobs are staged in the cache (so a rerun reuses
+    // them), the bases' stay where they are.
+    request.layout = request.cache / "staging" / oci::Digest::sha256_of(request.push->name()).hex().substr(0, 16);
+  }
   HWIMG_TRY(oci::validate_tag(request.tag));
   HWIMG_TRY(check_compression_level(request.compression));
   HWIMG_TRY_ASSIGN(const auto epoch, parse_epoch(request.source_date_epoch));
@@ -136,7 +147,9 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
 
   // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
   util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
-  const BuildSettings settings{request.compression, epoch, request.verbosity, request.output};
+  const BuildSettings settings{request.compression, epoch, request.verbosity, request.output,
+                               request.push && given.layout.empty() ? BaseLayers::left_in_registry
+                                                                    : BaseLayers::copied};
   // Read once for the build cache; opened for writing (created, and cleaned of what killed writers
   // left) only when the first variant is ready to be written.
   const auto existing = oci::Layout::open(request.layout);
@@ -192,6 +205,12 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
                    with_context(write_index(target, request.tag, report.variants, index_annotations,
                                             request.only.empty() ? IndexMerge::replace : IndexMerge::keep_other_variants),
                                 "failed to write the image index"));
+  if (request.push) {
+    HWIMG_TRY_ASSIGN(auto client, registry::Client::create(request.registry));
+    const auto external = settings.base_layers == BaseLayers::left_in_registry ? bases.registry_layers()
+                                                                               : registry::ExternalBlobs{};
+    HWIMG_TRY_ASSIGN(report.pushed, client.push_layout(request.layout, request.tag, *request.push, external));
+  }
   return report;
 }
 

@@ -8,6 +8,7 @@
 
 #include "hwimg/build/variant_builder.hpp"
 #include "hwimg/matrix/expand.hpp"
+#include "hwimg/registry/client.hpp"
 #include "hwimg/registry/options.hpp"
 
 namespace hwimg::build {
@@ -26,11 +27,15 @@ struct BuildRequest {
   util::Output* output = &util::null_output();   // progress per variant, matrix warnings
   registry::ClientOptions registry;              // for registry bases: credentials, --ca-file, ...
   std::filesystem::path cache;                   // the blob cache of registry bases (--cache)
+  // --push: the index, every variant and their TAG-<id> tags go there; without a layout, a registry
+  // base's layers are mounted there, never downloaded.
+  std::optional<registry::Reference> push;
 };
 
 struct BuildReport {
   std::vector<BuiltVariant> variants;  // in matrix order
   oci::Descriptor index;
+  std::optional<registry::PushSummary> pushed;
 };
 
 // Builds every (or every --only) variant into the layout and writes the index and its tags.

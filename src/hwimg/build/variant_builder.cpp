@@ -131,12 +131,20 @@ Result<void> check_device_code(const VariantPlan& plan) {
 
 }  // namespace
 
+bool leaves_layers_remote(const BaseImage& base, const BuildSettings& settings) {
+  return settings.base_layers == BaseLayers::left_in_registry && base.source &&
+         base.source->kind == image::SourceKind::registry;
+}
+
 Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& base, BaseResolver& bases,
                                    const BuildSettings& settings, const LayoutProvider& layout_provider, LayerMemo& memo) {
   const auto& variant = *plan.variant;
   const auto context = fmt::format("failed to build variant {}", variant.id);
   HWIMG_TRY(util::make_directories(plan.out));
-  HWIMG_TRY_ASSIGN(const auto base_files, with_context(bases.layer_files(base), plan.base_location.str()));
+  std::vector<fs::path> base_files;
+  if (!leaves_layers_remote(base, settings)) {
+    HWIMG_TRY_ASSIGN(base_files, with_context(bases.layer_files(base), plan.base_location.str()));
+  }
   if (plan.build) {
     HWIMG_TRY(run_build_step(plan, settings));
   }
@@ -146,7 +154,7 @@ Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& bas
   }
 
   HWIMG_TRY_ASSIGN(const auto layout, layout_provider());
-  HWIMG_TRY(import_base_layers(base, base_files, layout));
+  if (!leaves_layers_remote(base, settings)) HWIMG_TRY(import_base_layers(base, base_files, layout));
 
   const auto created = rfc3339(settings.source_date_epoch);
   oci::LayerOptions layer_options{settings.compression, settings.source_date_epoch};

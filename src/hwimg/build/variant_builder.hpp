@@ -18,12 +18,20 @@ namespace hwimg::build {
 
 enum class Verbosity { quiet, verbose };
 
+// Where a registry base's layers go: into the layout, or nowhere (a build straight to a registry
+// mounts them there instead of downloading them).
+enum class BaseLayers { copied, left_in_registry };
+
 struct BuildSettings {
   oci::CompressionOptions compression;
   std::int64_t source_date_epoch = 0;
   Verbosity verbosity = Verbosity::quiet;  // verbose: build steps' output goes to stderr as it comes
   util::Output* output = &util::null_output();
+  BaseLayers base_layers = BaseLayers::copied;
 };
+
+// Whether `base`'s layers stay out of the layout under `settings`.
+[[nodiscard]] bool leaves_layers_remote(const BaseImage& base, const BuildSettings& settings);
 
 struct BuiltVariant {
   std::string id;

@@ -11,6 +11,7 @@ struct BuildArguments {
   build::BuildRequest request;  // the flags; the environment fills SOURCE_DATE_EPOCH and cuda_root
   RegistryFlags registry;       // for registry base and builder images
   std::filesystem::path cache;  // --cache; empty: $XDG_CACHE_HOME/hwimg or ~/.cache/hwimg
+  std::string push;             // --push REGISTRY/REPO:TAG; empty: none
 };
 
 // Prints one line per variant and the index on stdout; progress on stderr when stdout is a terminal.

@@ -20,6 +20,18 @@ Result<registry::Reference> usage_reference(const std::string& text) {
 
 }  // namespace
 
+std::string push_summary_line(const registry::PushSummary& summary) {
+  const auto relayed = summary.blobs_relayed == 0 ? std::string()
+                                                 : fmt::format(" (of them {} relayed from another registry)",
+                                                               summary.blobs_relayed);
+  return fmt::format("pushed {}@{}: {} blobs uploaded ({:.1f} MiB){}, {} mounted, {} already present; {} manifests "
+                     "pushed, {} already present; {} tags; {} requests",
+                     summary.reference, summary.digest.str(), summary.blobs_uploaded,
+                     static_cast<double>(summary.bytes_uploaded) / (1 << 20), relayed, summary.blobs_mounted,
+                     summary.blobs_present, summary.manifests_pushed, summary.manifests_present, summary.tags.size(),
+                     summary.requests);
+}
+
 Result<int> run_push(const std::string& source, const std::string& destination, const RegistryFlags& flags) {
   if (!oci::is_layout_reference(source)) {
     return fail_usage("failed to push {}: the source must be an image layout, oci:DIR[:TAG]", source);
@@ -31,11 +43,7 @@ Result<int> run_push(const std::string& source, const std::string& destination, 
   HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
   HWIMG_TRY_ASSIGN(const auto summary, client.push_layout(layout->directory, layout->tag, ref));
   output.clear_status();
-  fmt::print("pushed {}@{}: {} blobs uploaded ({:.1f} MiB), {} mounted, {} already present; {} manifests pushed, "
-             "{} already present; {} tags; {} requests\n",
-             summary.reference, summary.digest.str(), summary.blobs_uploaded,
-             static_cast<double>(summary.bytes_uploaded) / (1 << 20), summary.blobs_mounted, summary.blobs_present,
-             summary.manifests_pushed, summary.manifests_present, summary.tags.size(), summary.requests);
+  fmt::print("{}\n", push_summary_line(summary));
   return 0;
 }
 

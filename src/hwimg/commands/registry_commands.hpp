@@ -6,8 +6,12 @@
 #include <vector>
 
 #include "hwimg/commands/registry_flags.hpp"
+#include "hwimg/registry/client.hpp"
 
 namespace hwimg::commands {
+
+// "pushed REF@DIGEST: N blobs uploaded (X MiB), N mounted, ...": what a push did, in one line.
+[[nodiscard]] std::string push_summary_line(const registry::PushSummary& summary);
 
 // hwimg push oci:DIR[:TAG] REF: prints one summary line on stdout; progress on a terminal.
 [[nodiscard]] Result<int> run_push(const std::string& source, const std::string& destination,

@@ -226,8 +226,8 @@ Result<std::vector<std::string>> Client::list_tags(const Reference& ref) {
 }
 
 Result<PushSummary> Client::push_layout(const std::filesystem::path& layout_dir, std::string_view tag,
-                                        const Reference& destination) {
-  return registry::push_layout(*m_impl->session, layout_dir, tag, destination);
+                                        const Reference& destination, const ExternalBlobs& external) {
+  return registry::push_layout(*m_impl->session, layout_dir, tag, destination, external);
 }
 
 Result<oci::Digest> Client::tag(const Reference& source, const std::vector<std::string>& new_tags) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,12 +52,17 @@ enum class ReadMethod { get, head };
 // reference and Docker-Content-Digest, JSON, media type).
 [[nodiscard]] Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Reference& reference);
 
+// Blobs an image needs that are not in its layout, and the repository holding each (the layers
+// of a registry base, for a build straight to a registry): mounted or skipped, never downloaded.
+using ExternalBlobs = std::map<oci::Digest, Reference>;
+
 struct PushSummary {
   oci::Digest digest;                // of the pushed index (or single manifest)
   std::string reference;             // "registry/repo:tag"
   std::size_t blobs_uploaded = 0;
   std::uint64_t bytes_uploaded = 0;
   std::size_t blobs_mounted = 0;
+  std::size_t blobs_relayed = 0;     // copied from another registry as they were uploaded
   std::size_t blobs_present = 0;     // already in the repository
   std::size_t manifests_pushed = 0;  // variant manifests and the index that were PUT
   std::size_t manifests_present = 0; // already there under their tag (or digest)
@@ -90,7 +96,7 @@ public:
   // variant manifest with its tag DESTTAG-<id>, then the index under DESTTAG (the reference's tag,
   // else `tag`, else "latest").
   [[nodiscard]] Result<PushSummary> push_layout(const std::filesystem::path& layout_dir, std::string_view tag,
-                                                const Reference& destination);
+                                                const Reference& destination, const ExternalBlobs& external = {});
   // Puts the manifest `source` names under each new tag, bytes unchanged; returns its digest.
   [[nodiscard]] Result<oci::Digest> tag(const Reference& source, const std::vector<std::string>& new_tags);
 

@@ -177,6 +177,20 @@ std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* use
     return n;
   }
   const auto& body = *t.request.file_body;
+  if (body.pipe >= 0) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(capacity, body.length - t.body_position));
+    if (want == 0) return 0;
+    auto got = ::read(body.pipe, buffer, want);
+    while (got < 0 && errno == EINTR) got = ::read(body.pipe, buffer, want);
+    if (got <= 0) {
+      t.open_error = got == 0 ? std::string("the relayed blob ended early") : util::errno_text(errno);
+      return CURL_READFUNC_ABORT;
+    }
+    const auto n = static_cast<std::size_t>(got);
+    if (t.request.on_body_read) t.request.on_body_read(t.body_position, std::string_view(buffer, n));
+    t.body_position += n;
+    return n;
+  }
   if (!t.file.valid()) {
     t.file = util::UniqueFd(::open(body.path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!t.file.valid()) {
@@ -203,6 +217,9 @@ int on_seek(void* user, curl_off_t offset, int origin) {
   auto& t = *static_cast<Transfer*>(user);
   if (origin != SEEK_SET || offset < 0) return CURL_SEEKFUNC_CANTSEEK;
   if (t.request.file_body) {
+    if (t.request.file_body->pipe >= 0 && static_cast<std::uint64_t>(offset) != t.body_position) {
+      return CURL_SEEKFUNC_CANTSEEK;
+    }
     t.body_position = static_cast<std::uint64_t>(offset);
   } else {
     t.memory_position = static_cast<std::size_t>(offset);

@@ -1,13 +1,19 @@
 #include "hwimg/registry/detail/push.hpp"
 
+#include <csignal>
 #include <deque>
+#include <mutex>
 #include <set>
+#include <thread>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "hwimg/registry/detail/blob_locations.hpp"
 #include "hwimg/registry/detail/push_plan.hpp"
+#include "hwimg/util/fd.hpp"
+#include "hwimg/util/files.hpp"
 
 namespace hwimg::registry {
 namespace {
@@ -19,9 +25,77 @@ constexpr std::size_t max_mount_sources = 4;
 // Manifests are small: more of them go at once than uploads.
 constexpr unsigned manifest_parallelism = 16;
 
+// A blob copied from another registry while the upload sends it: a thread reads it from there into
+// a pipe that the upload's body reads, so it is never stored on this machine.
+class Relay {
+public:
+  static Result<std::unique_ptr<Relay>> start(const ClientOptions& options, Reference source, oci::Descriptor blob) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) return fail("failed to make a pipe: {}", util::errno_text(errno));
+    auto relay = std::unique_ptr<Relay>(new Relay(util::UniqueFd(ends[0])));
+    ::fcntl(ends[1], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups; the default 64 KiB works too
+    relay->m_thread = std::thread([relay = relay.get(), write_end = util::UniqueFd(ends[1]), options,
+                                   source = std::move(source), blob = std::move(blob)]() mutable {
+      relay->copy(options, source, blob, std::move(write_end));
+    });
+    return relay;
+  }
+  Relay(const Relay&) = delete;
+  Relay& operator=(const Relay&) = delete;
+  ~Relay() {
+    m_read.reset();  // a writer blocked on a full pipe gets EPIPE and stops
+    if (m_thread.joinable()) m_thread.join();
+  }
+
+  [[nodiscard]] int read_end() const { return m_read.get(); }
+  // Why the copy stopped early, if it did.
+  [[nodiscard]] std::string error() {
+    std::lock_guard lock(m_mutex);
+    return m_error;
+  }
+
+private:
+  explicit Relay(util::UniqueFd read) : m_read(std::move(read)) {}
+
+  void copy(const ClientOptions& options, const Reference& source, const oci::Descriptor& blob, util::UniqueFd out) {
+    // A closed read end must answer EPIPE here, not kill the process.
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+    auto copied = [&]() -> Result<void> {
+      HWIMG_TRY_ASSIGN(auto client, Client::create(options));
+      HWIMG_TRY_ASSIGN(const auto answer, client.open_stream(source, ReadMethod::get, "blobs/" + blob.digest.str(), {}));
+      if (answer.status != 200) return fail("{}", describe_answer(answer));
+      while (true) {
+        HWIMG_TRY_ASSIGN(auto chunk, answer.streamed ? client.next_chunk() : Result<std::optional<std::string>>());
+        if (!chunk) break;
+        for (std::string_view data = *chunk; !data.empty();) {
+          const auto n = ::write(out.get(), data.data(), data.size());
+          if (n < 0 && errno == EINTR) continue;
+          if (n < 0) return fail("the upload stopped reading: {}", util::errno_text(errno));
+          data.remove_prefix(static_cast<std::size_t>(n));
+        }
+      }
+      return {};
+    }();
+    if (!copied) {
+      std::lock_guard lock(m_mutex);
+      m_error = copied.error().message;
+    }
+  }
+
+  util::UniqueFd m_read;
+  std::thread m_thread;
+  std::mutex m_mutex;
+  std::string m_error;
+};
+
 struct BlobJob {
   oci::Descriptor blob;
   std::optional<std::string> mount_from;
+  std::optional<Reference> external;  // not in the layout: where it is
+  std::unique_ptr<Relay> relay;       // an external blob of another registry, on its way
   unsigned attempt = 0;
   std::string location;
   std::uint64_t offset = 0;
@@ -32,9 +106,10 @@ struct BlobJob {
 
 class Pusher {
 public:
-  Pusher(Session& session, PushPlan plan, Reference destination, BlobLocations& locations)
+  Pusher(Session& session, PushPlan plan, Reference destination, BlobLocations& locations,
+         const ExternalBlobs& external)
       : m_session(session), m_plan(std::move(plan)), m_destination(std::move(destination)), m_locations(locations),
-        m_output(*session.options().output) {}
+        m_external(external), m_output(*session.options().output) {}
 
   Result<PushSummary> run() {
     const auto& registry = m_destination.registry;
@@ -44,7 +119,13 @@ public:
       auto& job = m_jobs.emplace_back();
       job.blob = blob;
       job.mount_from = m_locations.other_repository(registry, blob.digest, m_destination.repository);
-      if (job.mount_from && (sources.contains(*job.mount_from) || sources.size() < max_mount_sources)) {
+      if (const auto found = m_external.find(blob.digest); found != m_external.end()) {
+        job.external = found->second;
+        // A blob of another repository of this registry is mounted, whatever else is known.
+        if (found->second.registry == registry) job.mount_from = found->second.repository;
+      }
+      if (job.mount_from && (sources.contains(*job.mount_from) || sources.size() < max_mount_sources ||
+                             job.external)) {
         sources.insert(*job.mount_from);
       } else {
         job.mount_from.reset();
@@ -155,7 +236,7 @@ private:
   void start_upload(BlobJob& job) {
     struct stat info {};
     const auto path = m_blob_directory / job.blob.digest.hex();
-    if (::stat(path.c_str(), &info) != 0 || info.st_size != job.blob.size) {
+    if (!job.external && (::stat(path.c_str(), &info) != 0 || info.st_size != job.blob.size)) {
       return blob_failed(job, fmt::format("the layout's copy is missing or not {} bytes long", job.blob.size));
     }
     auto url = fmt::format("/v2/{}/blobs/uploads/", m_destination.repository);
@@ -166,6 +247,10 @@ private:
         ++m_summary.blobs_mounted;
         return blob_done(job);
       }
+      if (job.mount_from && job.external && r.ok() && !is_transient(r) && r.status != 202) {
+        job.mount_from.reset();  // not mountable from there: relayed instead
+        return start_upload(job);
+      }
       if (job.mount_from && r.ok() && r.status >= 400 && !is_transient(r)) {
         job.mount_from.reset();  // some registries refuse the mount parameters: upload instead
         return start_upload(job);
@@ -175,7 +260,10 @@ private:
       if (!r.ok() || r.status != 202 || !location) return retry_or_fail(job, r);
       job.location = resolve_url(r.url, *location);
       job.offset = 0;
-      if (static_cast<std::uint64_t>(job.blob.size) > m_session.options().chunk_size) return send_chunk(job);
+      // A relayed blob goes in one request: a pipe cannot be read twice for chunks and retries.
+      if (!job.external && static_cast<std::uint64_t>(job.blob.size) > m_session.options().chunk_size) {
+        return send_chunk(job);
+      }
       send_whole(job);
     });
   }
@@ -184,7 +272,8 @@ private:
     Request request{method, std::move(url)};
     request.headers.push_back("Content-Type: application/octet-stream");
     request.channel = Channel::bulk;
-    request.file_body = FileBody{m_blob_directory / job.blob.digest.hex(), offset, length};
+    request.file_body = FileBody{m_blob_directory / job.blob.digest.hex(), offset, length,
+                                 job.relay ? job.relay->read_end() : -1};
     request.on_body_read = [this, &job, offset](std::uint64_t at, std::string_view data) {
       if (offset + at != job.hashed) return;  // re-sent bytes are hashed once
       job.hasher.update(data);
@@ -202,8 +291,24 @@ private:
 
   void send_whole(BlobJob& job) {
     const auto size = static_cast<std::uint64_t>(job.blob.size);
-    exchange(data_request(job, Method::put, finish_url(job), 0, size), Retry::never,
-             [this, &job](Response r) { finish_upload(job, r); });
+    if (job.external) {
+      auto relay = Relay::start(m_session.options(), *job.external, job.blob);
+      if (!relay) return blob_failed(job, relay.error().message);
+      job.relay = std::move(*relay);
+      job.hasher = oci::Sha256();
+      job.hashed = 0;
+    }
+    exchange(data_request(job, Method::put, finish_url(job), 0, size), Retry::never, [this, &job](Response r) {
+      if (job.relay) {
+        const auto why = job.relay->error();
+        job.relay.reset();
+        if (!why.empty() && !(r.ok() && r.status == 201)) {
+          return retry_or_fail(job, r, fmt::format("relaying it from {} failed: {}", job.external->name(), why));
+        }
+        ++m_summary.blobs_relayed;
+      }
+      finish_upload(job, r);
+    });
   }
 
   void send_chunk(BlobJob& job) {
@@ -253,11 +358,11 @@ private:
   // An upload session cannot be resumed reliably (distribution 2.8.2), so a failed upload starts
   // over from the HEAD: the lost answer may have been the 201 of a finished upload, and libcurl
   // itself re-sends a request once when a reused connection dies, which then finds the session gone.
-  void retry_or_fail(BlobJob& job, const Response& r) {
+  void retry_or_fail(BlobJob& job, const Response& r, const std::optional<std::string>& reason = std::nullopt) {
     const bool session_lost = r.ok() && r.status == 404 && (r.body.find("BLOB_UPLOAD_UNKNOWN") != std::string::npos ||
                                                             r.body.find("BLOB_UPLOAD_INVALID") != std::string::npos);
     if (!(is_transient(r) || session_lost) || job.attempt + 1 >= m_session.options().max_attempts) {
-      return blob_failed(job, describe(r));
+      return blob_failed(job, reason.value_or(describe(r)));
     }
     const auto delay = backoff_delay(r, job.attempt++, m_session.random());
     m_output.log(fmt::format("restarting upload of {} in {} ms ({})", job.blob.digest.short_hex(), delay.count(),
@@ -333,6 +438,7 @@ private:
   PushPlan m_plan;
   Reference m_destination;
   BlobLocations& m_locations;
+  const ExternalBlobs& m_external;
   util::Output& m_output;
   Scopes m_scopes;
   std::deque<BlobJob> m_jobs;
@@ -351,16 +457,18 @@ private:
 }  // namespace
 
 Result<PushSummary> push_layout(Session& session, const std::filesystem::path& layout_dir, std::string_view tag,
-                                const Reference& destination) {
+                                const Reference& destination, const ExternalBlobs& external) {
   if (destination.digest) {
     return fail_usage("failed to push to {}: name a tag, not a digest (the digest comes from the content)",
                       destination.str());
   }
   const std::string destination_tag = !destination.tag.empty() ? destination.tag : !tag.empty() ? std::string(tag) : "latest";
   HWIMG_TRY(validate_registry_tag(destination_tag));
-  HWIMG_TRY_ASSIGN(auto plan, plan_push(layout_dir, tag, destination_tag));
+  std::set<oci::Digest> external_digests;
+  for (const auto& [digest, where] : external) external_digests.insert(digest);
+  HWIMG_TRY_ASSIGN(auto plan, plan_push(layout_dir, tag, destination_tag, external_digests));
   auto locations = BlobLocations::load(layout_dir / ".hwimg" / "registry-blobs.json");
-  Pusher pusher(session, std::move(plan), destination, locations);
+  Pusher pusher(session, std::move(plan), destination, locations, external);
   return pusher.run();
 }
 

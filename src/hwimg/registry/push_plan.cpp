@@ -11,7 +11,7 @@
 namespace hwimg::registry {
 
 Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_view tag,
-                           std::string_view destination_tag) {
+                           std::string_view destination_tag, const std::set<oci::Digest>& external) {
   HWIMG_TRY_ASSIGN(const auto layout, oci::Layout::open(layout_dir));
   HWIMG_TRY_ASSIGN(const auto root, layout.resolve(tag));
   HWIMG_TRY_ASSIGN(const auto index_json, layout.read_index_json());
@@ -63,7 +63,7 @@ Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_
                 layout_dir.string(), tag, root.media_type);
   }
   for (const auto& blob : plan.blobs) {
-    if (!layout.has_blob(blob.digest)) {
+    if (!layout.has_blob(blob.digest) && !external.contains(blob.digest)) {
       return fail("failed to plan the push of {}: blob {} is missing from the layout", layout_dir.string(),
                   blob.digest.str());
     }

@@ -22,11 +22,13 @@ namespace hwimg::registry {
 enum class Method { get, head, post, put, patch, del };
 [[nodiscard]] std::string_view method_name(Method method);
 
-// A request body streamed from part of a file (a blob in an image layout).
+// A request body streamed from part of a file (a blob in an image layout), or read in order from a
+// pipe (a blob relayed from another registry), which cannot be sent a second time.
 struct FileBody {
   std::filesystem::path path;
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
+  int pipe = -1;  // >= 0: read this descriptor (kept open by the caller) instead of `path`
 };
 
 enum class Channel { multiplexed, bulk };

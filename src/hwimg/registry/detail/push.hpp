@@ -12,6 +12,7 @@
 namespace hwimg::registry {
 
 [[nodiscard]] Result<PushSummary> push_layout(Session& session, const std::filesystem::path& layout_dir,
-                                              std::string_view tag, const Reference& destination);
+                                              std::string_view tag, const Reference& destination,
+                                              const ExternalBlobs& external);
 
 }  // namespace hwimg::registry

@@ -3,6 +3,7 @@
 // manifests with their tags, and the index last.
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,9 @@ struct PushPlan {
 };
 
 // Reads `oci:layout_dir:tag`. `destination_tag` names the root on the registry; each variant
-// manifest the layout tags `<tag>-<id>` goes up as `<destination_tag>-<id>`.
+// manifest the layout tags `<tag>-<id>` goes up as `<destination_tag>-<id>`. A blob missing from
+// the layout is an error unless it is `external`.
 [[nodiscard]] Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_view tag,
-                                         std::string_view destination_tag);
+                                         std::string_view destination_tag, const std::set<oci::Digest>& external = {});
 
 }  // namespace hwimg::registry
