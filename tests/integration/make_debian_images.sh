@@ -104,6 +104,7 @@ rootfs_tar() {
       die "mmdebstrap failed ($status): $(tail -5 "$cache/rootfs/$name.log")"
     fi
     mv "$tar.tmp.$$" "$tar"
+    prune "$cache/rootfs/$name-*.tar" "$tar"
   fi
   echo "$tar"
 }
@@ -116,6 +117,12 @@ random_file() {
 }
 
 hwimg_key=$(sha256sum <"$HWIMG" | cut -c1-12)
+
+# prune PATTERN KEEP: removes what PATTERN matches except KEEP (older package lists, older hwimg).
+prune() {
+  local path
+  for path in $1; do [ "$path" = "$2" ] || rm -rf "$path"; done
+}
 
 # layout NAME: the cached layout of NAME (tag bookworm), packed by this hwimg; prints its path.
 layout() {
@@ -182,6 +189,10 @@ EOF
   mv -T "$work/layout" "$dir" 2>/dev/null || true
   rm -rf "$work"
   [ -f "$dir/index.json" ] || die "could not store $dir"
+  case $name in
+    big:*) prune "$cache/layouts/big-$mib-*" "$dir" ;;
+    *) prune "$cache/layouts/$name-*" "$dir" ;;
+  esac
   echo "$dir"
 }
 

@@ -2,7 +2,7 @@
 """A plain-HTTP proxy on 127.0.0.1 between hwimg and a local registry, for the fault tests.
 
   registry_proxy.py --upstream 127.0.0.1:PORT --port-file FILE [--fault-rate 0.2] [--seed 1]
-                    [--tamper MODE] [--hang-after-uploads N] [--log FILE]
+                    [--tamper MODE] [--hang-after-uploads N] [--stall-blob-gets N] [--log FILE]
 
 --fault-rate: that share of requests gets one fault, drawn at random: the connection dropped
   before or after forwarding, an answer of 500 or 503 (with Retry-After) without forwarding, or
@@ -13,6 +13,9 @@
   `Link: <...>; rel="next"` to the rest (distribution 2.8.2 itself ignores n and last).
 --hang-after-uploads N: after N finished blob uploads (PUT answered 201) every later request
   gets no answer; the file FILE.hung appears beside the port file.
+--stall-blob-gets N: the first N GETs of blobs over 1 MiB answered 200 send their headers and half
+  the body, then nothing more (the connection is held open); the file FILE.stalled appears beside
+  the port file once the half has been sent.
 Only loopback addresses are used; every request and fault is logged one per line.
 """
 import argparse
@@ -35,6 +38,7 @@ def main():
     parser.add_argument("--tamper", default="")
     parser.add_argument("--hang-after-uploads", type=int, default=-1)
     parser.add_argument("--paginate-tags", type=int, default=0)
+    parser.add_argument("--stall-blob-gets", type=int, default=0)
     parser.add_argument("--log", default=os.devnull)
     args = parser.parse_args()
     host, port = args.upstream.rsplit(":", 1)
@@ -42,7 +46,7 @@ def main():
         raise SystemExit("registry_proxy: upstream must be a loopback address")
     rng = random.Random(args.seed)
     lock = threading.Lock()
-    state = {"uploads": 0, "requests": 0, "faults": 0}
+    state = {"uploads": 0, "requests": 0, "faults": 0, "stalls": 0}
     log = open(args.log, "a", buffering=1)
 
     def note(line):
@@ -130,6 +134,20 @@ def main():
                     v = str(len(data)) if self.command != "HEAD" else v
                 self.send_header(k, v)
             self.end_headers()
+            stall = False
+            if self.command == "GET" and "/blobs/" in path and response.status == 200 and len(data) > (1 << 20):
+                with lock:
+                    stall = state["stalls"] < args.stall_blob_gets
+                    if stall:
+                        state["stalls"] += 1
+            if stall:
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                note("stall GET %s after %d of %d bytes" % (path.split("?")[0], len(data) // 2, len(data)))
+                open(args.port_file + ".stalled", "w").close()
+                time.sleep(120)
+                self.close_connection = True
+                return
             if fault == "truncate" and len(data) > 1:
                 self.wfile.write(data[: len(data) // 2])
                 self.wfile.flush()
