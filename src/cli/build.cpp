@@ -6,13 +6,13 @@
 
 namespace hwimg::cli {
 
-void add_build_command(CLI::App& app, Action& action) {
+void define_build_command(CLI::App& subcommand, Action& action) {
   auto arguments = std::make_shared<commands::BuildArguments>();
   auto& request = arguments->request;
   auto compression = std::make_shared<std::string>("gzip");
   auto verbose = std::make_shared<bool>(false);
   auto skip = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("build", "Build every variant of a recipe into an OCI image layout");
+  auto* cmd = &subcommand;
   cmd->add_option("recipe", request.recipe, "Recipe file (YAML)")->required();
   cmd->add_option("--matrix", request.matrix, "Matrix file; overrides the recipe's `matrix:`");
   cmd->add_option("-o,--output", request.layout, "Output OCI image layout directory");

@@ -1,5 +1,7 @@
 #pragma once
-// Each subcommand file adds its flags to the app and, when chosen, sets the action main runs.
+// Each subcommand file defines its flags on the subcommand main made for it and, when chosen, sets
+// the action main runs. main defines only the subcommand the command line names (CLI11 builds each
+// option at start, which was most of `hwimg`'s start-up), every one for `completion`.
 
 #include <functional>
 
@@ -11,16 +13,16 @@ namespace hwimg::cli {
 
 using Action = std::function<Result<int>()>;
 
-void add_build_command(CLI::App& app, Action& action);
-void add_inspect_command(CLI::App& app, Action& action);
-void add_probe_command(CLI::App& app, Action& action);
-void add_matrix_command(CLI::App& app, Action& action);
-void add_push_command(CLI::App& app, Action& action);
-void add_tag_command(CLI::App& app, Action& action);
-void add_login_command(CLI::App& app, Action& action);
-void add_select_command(CLI::App& app, Action& action);
-void add_index_command(CLI::App& app, Action& action);
-void add_serve_command(CLI::App& app, Action& action);
-void add_completion_command(CLI::App& app, Action& action);
+void define_build_command(CLI::App& subcommand, Action& action);
+void define_inspect_command(CLI::App& subcommand, Action& action);
+void define_probe_command(CLI::App& subcommand, Action& action);
+void define_matrix_command(CLI::App& subcommand, Action& action);
+void define_push_command(CLI::App& subcommand, Action& action);
+void define_tag_command(CLI::App& subcommand, Action& action);
+void define_login_command(CLI::App& subcommand, Action& action);
+void define_select_command(CLI::App& subcommand, Action& action);
+void define_index_command(CLI::App& subcommand, Action& action);
+void define_serve_command(CLI::App& subcommand, Action& action);
+void define_completion_command(CLI::App& subcommand, Action& action);
 
 }  // namespace hwimg::cli

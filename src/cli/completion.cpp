@@ -138,10 +138,11 @@ fi
 
 }  // namespace
 
-void add_completion_command(CLI::App& app, Action& action) {
+void define_completion_command(CLI::App& subcommand, Action& action) {
   auto shell = std::make_shared<std::string>();
-  auto* command = app.add_subcommand("completion", "Print a bash or zsh completion script for hwimg");
+  auto* command = &subcommand;
   command->add_option("SHELL", *shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
+  auto& app = *subcommand.get_parent();
   command->callback([shell, &app, &action] {
     action = [shell, &app]() -> Result<int> {
       std::vector<CommandWords> commands;

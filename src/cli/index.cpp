@@ -6,14 +6,14 @@
 
 namespace hwimg::cli {
 
-void add_index_command(CLI::App& app, Action& action) {
+void define_index_command(CLI::App& subcommand, Action& action) {
   struct Arguments {
     std::string destination;
     std::vector<std::string> sources;
     commands::RegistryFlags registry;
   };
   auto args = std::make_shared<Arguments>();
-  auto* index = app.add_subcommand("index", "Work with multi-variant image indexes on a registry");
+  auto* index = &subcommand;
   index->require_subcommand(1);
   auto* create = index->add_subcommand(
       "create", "Assemble one multi-variant index from variant manifests already pushed (CI fan-out builds)");

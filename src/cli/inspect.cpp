@@ -6,10 +6,10 @@
 
 namespace hwimg::cli {
 
-void add_inspect_command(CLI::App& app, Action& action) {
+void define_inspect_command(CLI::App& subcommand, Action& action) {
   auto arguments = std::make_shared<commands::InspectArguments>();
   auto format = std::make_shared<std::string>("table");
-  auto* cmd = app.add_subcommand("inspect", "Show an image index: variants, platforms, annotations, layers");
+  auto* cmd = &subcommand;
   cmd->add_option("reference", arguments->reference, "oci:DIR[:TAG] or REGISTRY/REPO[:TAG|@DIGEST]")->required();
   cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   add_registry_options(*cmd, arguments->registry);

@@ -7,7 +7,7 @@
 
 namespace hwimg::cli {
 
-void add_login_command(CLI::App& app, Action& action) {
+void define_login_command(CLI::App& subcommand, Action& action) {
   struct Arguments {
     std::string registry;
     std::string username;
@@ -15,7 +15,7 @@ void add_login_command(CLI::App& app, Action& action) {
     commands::RegistryFlags flags;
   };
   auto args = std::make_shared<Arguments>();
-  auto* command = app.add_subcommand("login", "Check credentials with a registry and store them in Docker's config.json");
+  auto* command = &subcommand;
   command->add_option("REGISTRY", args->registry, "host[:port]")->required();
   command->add_option("-u,--username", args->username, "user name")->required();
   // A password flag would leak into shell history and the process list, so only stdin is offered.

@@ -1,9 +1,31 @@
+#include <array>
 #include <exception>
 #include <iostream>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
+
+namespace {
+
+using namespace hwimg::cli;
+
+struct Subcommand {
+  std::string_view name;
+  const char* description;
+  void (*define)(CLI::App&, Action&);
+};
+
+// The subcommand the command line names: its first word that is not an option.
+std::string_view named_subcommand(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] != '-') return argv[i];
+  }
+  return {};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace hwimg;
@@ -11,18 +33,30 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("hwimg ") + HWIMG_VERSION);
   app.require_subcommand(1);
 
+  // clang-format off
+  static const auto subcommands = std::to_array<Subcommand>({
+      {"build", "Build every variant of a recipe into an OCI image layout", define_build_command},
+      {"inspect", "Show an image index: variants, platforms, annotations, layers", define_inspect_command},
+      {"probe", "Print what this host can run: CPU level and features, NVIDIA driver, "
+                "CUDA driver version and each GPU's compute capability", define_probe_command},
+      {"matrix", "Show the variants a matrix file expands to, without building", define_matrix_command},
+      {"push", "Push an image layout (the index, every variant, their tags) to a registry", define_push_command},
+      {"tag", "Add tags to an image on its registry, without moving blobs", define_tag_command},
+      {"login", "Check credentials with a registry and store them in Docker's config.json", define_login_command},
+      {"select", "Print the one variant of an image that runs on this host "
+                 "(ready for docker run), and why every other one does not", define_select_command},
+      {"index", "Work with multi-variant image indexes on a registry", define_index_command},
+      {"serve", "Run a node-local registry mirror that answers a tag with the variant "
+                "that runs on this node (for containerd, CRI-O, podman, enroot)", define_serve_command},
+      {"completion", "Print a bash or zsh completion script for hwimg", define_completion_command},
+  });
+  // clang-format on
   cli::Action action;
-  cli::add_build_command(app, action);
-  cli::add_inspect_command(app, action);
-  cli::add_probe_command(app, action);
-  cli::add_matrix_command(app, action);
-  cli::add_push_command(app, action);
-  cli::add_tag_command(app, action);
-  cli::add_login_command(app, action);
-  cli::add_select_command(app, action);
-  cli::add_index_command(app, action);
-  cli::add_serve_command(app, action);
-  cli::add_completion_command(app, action);
+  const auto named = named_subcommand(argc, argv);
+  for (const auto& subcommand : subcommands) {
+    auto* command = app.add_subcommand(std::string(subcommand.name), subcommand.description);
+    if (named == subcommand.name || named == "completion") subcommand.define(*command, action);
+  }
 
   try {
     app.parse(argc, argv);

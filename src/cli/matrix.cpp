@@ -7,8 +7,8 @@
 
 namespace hwimg::cli {
 
-void add_matrix_command(CLI::App& app, Action& action) {
-  auto* command = app.add_subcommand("matrix", "Show the variants a matrix file expands to, without building");
+void define_matrix_command(CLI::App& subcommand, Action& action) {
+  auto* command = &subcommand;
   auto arguments = std::make_shared<commands::MatrixArguments>();
   auto skip = std::make_shared<bool>(false);
   command->add_option("FILE", arguments->file, "Matrix file (YAML)")->required();

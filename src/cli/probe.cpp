@@ -26,10 +26,9 @@ commands::ProbeArguments arguments_of(const ProbeFlags& flags) {
 
 }  // namespace
 
-void add_probe_command(CLI::App& app, Action& action) {
+void define_probe_command(CLI::App& subcommand, Action& action) {
   auto flags = std::make_shared<ProbeFlags>();
-  auto* command = app.add_subcommand("probe", "Print what this host can run: CPU level and features, NVIDIA driver, "
-                                              "CUDA driver version and each GPU's compute capability");
+  auto* command = &subcommand;
   command->add_option("--format", flags->format, "json (the host facts `hwimg select --host` reads), text, "
                                                  "or nfd (a Node Feature Discovery features.d file)")
       ->check(CLI::IsMember({"json", "text", "nfd"}))

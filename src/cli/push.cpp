@@ -6,7 +6,7 @@
 
 namespace hwimg::cli {
 
-void add_push_command(CLI::App& app, Action& action) {
+void define_push_command(CLI::App& subcommand, Action& action) {
   struct Arguments {
     std::string source;
     std::string destination;
@@ -14,7 +14,7 @@ void add_push_command(CLI::App& app, Action& action) {
   };
   auto args = std::make_shared<Arguments>();
   auto& options = args->flags.options;
-  auto* command = app.add_subcommand("push", "Push an image layout (the index, every variant, their tags) to a registry");
+  auto* command = &subcommand;
   command->add_option("SOURCE", args->source, "oci:DIR[:TAG]")->required();
   command->add_option("DESTINATION", args->destination, "REGISTRY/REPO[:TAG]")->required();
   command->add_option("-j,--jobs", options.jobs, "parallel blob uploads")->check(CLI::Range(1, 64));

@@ -17,10 +17,9 @@ struct SelectFlags {
 
 }  // namespace
 
-void add_select_command(CLI::App& app, Action& action) {
+void define_select_command(CLI::App& subcommand, Action& action) {
   auto flags = std::make_shared<SelectFlags>();
-  auto* command = app.add_subcommand("select", "Print the one variant of an image that runs on this host "
-                                               "(ready for docker run), and why every other one does not");
+  auto* command = &subcommand;
   command->add_option("reference", flags->arguments.reference, "oci:DIR[:TAG] or a registry reference")->required();
   auto* host = command->add_option("--host", flags->host_file, "Judge against this facts file (hwimg probe --format "
                                                                 "json) instead of probing this host")

@@ -5,13 +5,12 @@
 
 namespace hwimg::cli {
 
-void add_serve_command(CLI::App& app, Action& action) {
+void define_serve_command(CLI::App& subcommand, Action& action) {
   auto arguments = std::make_shared<commands::ServeArguments>();
   auto host_file = std::make_shared<std::string>();
   auto gpus = std::make_shared<std::string>();
   auto verbose = std::make_shared<bool>(false);
-  auto* command = app.add_subcommand("serve", "Run a node-local registry mirror that answers a tag with the variant "
-                                              "that runs on this node (for containerd, CRI-O, podman, enroot)");
+  auto* command = &subcommand;
   command->add_option("--listen", arguments->listen, "ADDRESS:PORT to listen on (loopback by default)")
       ->capture_default_str();
   command->add_option("--upstream", arguments->upstreams,

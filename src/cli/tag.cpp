@@ -6,14 +6,14 @@
 
 namespace hwimg::cli {
 
-void add_tag_command(CLI::App& app, Action& action) {
+void define_tag_command(CLI::App& subcommand, Action& action) {
   struct Arguments {
     std::string reference;
     std::vector<std::string> tags;
     commands::RegistryFlags flags;
   };
   auto args = std::make_shared<Arguments>();
-  auto* command = app.add_subcommand("tag", "Add tags to an image on its registry, without moving blobs");
+  auto* command = &subcommand;
   command->add_option("REFERENCE", args->reference, "REGISTRY/REPO:TAG or REGISTRY/REPO@DIGEST")->required();
   command->add_option("NEWTAG", args->tags, "tags to add")->required();
   add_registry_options(*command, args->flags);
