@@ -124,16 +124,18 @@ for layer in "${base_layers[@]}"; do
 done
 echo "first build: $(grep -c '^GET .*/blobs/' <<<"$first_build") blob GETs (4 layers, the rest configs)"
 
-step "reproducible: a second build into a fresh layout gives the same index digest, fetching no base layer"
+step "reproducible: a second build into a fresh layout gives the same index digest, fetching no base layer; a third with an empty cache too"
 index=$(tag_digest "$L1" 1.0)
 mark=$(log_mark "$dir")
-hw_ok build "$app/recipe.yaml" -o "$TEST_TMP/L2" --tag 1.0 -j 2 --cache "$cache" "${tls[@]}"
+hw_ok build "$app/recipe.yaml" -o "$TEST_TMP/L2" --tag 1.0 -j 2 --cache "$cache" --insecure   # TLS unverified
 second_build=$(requests_since "$dir" "$mark")
 assert_eq "$index" "$(tag_digest "$TEST_TMP/L2" 1.0)" "index digest of the second build"
 assert_eq "" "$(grep -F -f <(printf '/blobs/%s \n' "${base_layers[@]}") <<<"$second_build" || true)" \
   "base layer GETs in the second build"
 echo "second build: $(grep -c '^GET .*/blobs/' <<<"$second_build" || true) blob GETs (configs), 0 base layers"
-hw_ok build "$app/recipe.yaml" -o "$TEST_TMP/L3" --tag 1.0 -j 1 --cache "$TEST_TMP/cache-fresh" "${tls[@]}"
+# Credentials from --docker-config, not from $DOCKER_CONFIG.
+DOCKER_CONFIG=$TEST_TMP/no-credentials hw_ok build "$app/recipe.yaml" -o "$TEST_TMP/L3" --tag 1.0 -j 1 \
+  --cache "$TEST_TMP/cache-fresh" --docker-config "$DOCKER_CONFIG" "${tls[@]}"
 assert_eq "$index" "$(tag_digest "$TEST_TMP/L3" 1.0)" "index digest with an empty cache and -j 1"
 cmp -s "$L1/index.json" "$TEST_TMP/L3/index.json" || fail "index.json differs between identical builds"
 
