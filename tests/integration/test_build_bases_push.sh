@@ -12,7 +12,7 @@ source "$(dirname "$0")/bases_lib.sh"
   skip "hwimg build has no --push yet (issue 13: build and push without a local layout)"
 require_tool make
 require_tool g++
-debian_images runtime
+debian_images runtime big:64
 base_registry main
 reg=$REG_main
 dir=$REG_main_DIR
@@ -131,6 +131,41 @@ skopeo copy -q --all "${src[@]}" "docker://$reg/app/killed:1.0" "oci:$TEST_TMP/k
   fail "skopeo copy of the index pushed after the kill"
 assert_eq "" "$(find "$kcache" -name '*.tmp-*')" "temporary files in the cache after the rerun"
 
+step "SIGKILL while a 64 MiB base layer is relayed from another registry; a rerun completes"
+base_registry plain --no-tls
+put plain "oci:$IMAGE_big:bookworm" debian/big:64 --all
+port_file=$TEST_TMP/proxy.port
+python3 "$PROXY" --upstream "$REG_plain" --port-file "$port_file" --stall-blob-gets 1 --log "$TEST_TMP/proxy.log" &
+proxy_pid=$!
+add_cleanup "kill $proxy_pid 2>/dev/null"
+for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
+[ -s "$port_file" ] || fail "the proxy did not start"
+proxy=127.0.0.1:$(cat "$port_file")
+add_auth "$proxy" "$(cat "$REG_plain_DIR/password")"
+write_recipe "$app/relayed.yaml" "$proxy/debian/big:64"
+rcache=$TEST_TMP/cache-relayed
+"$HWIMG" build "$app/relayed.yaml" --push "$reg/app/relayed:1.0" -j 2 --cache "$rcache" "${tls[@]}" \
+  >"$TEST_TMP/relayed.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do [ -e "$port_file.stalled" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+[ -e "$port_file.stalled" ] || fail "the relay never started: $(cat "$TEST_TMP/relayed.log")"
+sleep 0.5   # the half the proxy sent goes on to the registry
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+if raw main app/relayed:1.0 >/dev/null 2>&1; then fail "the index tag exists after the killed push"; fi
+hw_ok build "$app/relayed.yaml" --push "$reg/app/relayed:1.0" -j 2 --cache "$rcache" "${tls[@]}"
+relayed_index=$(pushed_digest)
+assert_eq "$relayed_index" "$(raw main app/relayed:1.0 | digest_of)" "index digest after the rerun"
+mapfile -t src < <(skopeo_flags src main)
+skopeo copy -q --all "${src[@]}" "docker://$reg/app/relayed:1.0" "oci:$TEST_TMP/relayed-back:1.0" ||
+  fail "skopeo copy of the index relayed after the kill"
+for layer in $(layers_of plain "debian/big@$(platform_manifest plain debian/big:64 x86-64-v1)"); do
+  [ ! -e "$rcache/blobs/sha256/${layer#sha256:}" ] || fail "the relayed base layer $layer was stored in the cache"
+  assert_eq "$layer" "$(digest_of <"$TEST_TMP/relayed-back/blobs/sha256/${layer#sha256:}")" "base layer $layer in the registry"
+done
+assert_eq "" "$(find "$rcache" -name '*.tmp-*')" "temporary files in the cache after the rerun"
+
 assert_no_secret "$(cat "$dir/password")"
 assert_no_secret "$(cat "$REG_other_DIR/password")"
+assert_no_secret "$(cat "$REG_plain_DIR/password")"
 echo PASS
