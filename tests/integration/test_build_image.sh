@@ -3,11 +3,12 @@
 # by `hwimg build`, then a two-variant recipe whose build step runs in it, as root (runc) and as an
 # unprivileged user (bwrap): the step sees the image's files and not the host's compiler, the host's
 # environment stays out, its output becomes the layer, and the rootfs is unpacked once per image
-# and never changed. Errors, one line each: no /bin/sh, a layer with ../escape, no image for this
-# machine, an unknown tag, the runner missing.
+# and never changed; a GPU variant needs no host toolkit. Errors, one line each: no /bin/sh, a layer
+# with ../escape, no image for this machine, an unknown tag, the runner missing. With Debian's
+# docker-registry installed, the same image from a registry with TLS and a password, and an unknown one.
 source "$(dirname "$0")/lib.sh"
 
-for tool in jq python3 tar bwrap setpriv; do require_tool "$tool"; done
+for tool in jq python3 tar setpriv; do require_tool "$tool"; done
 [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 ||
   skip "needs a static /bin/busybox (apt-get install busybox-static)"
 
@@ -128,13 +129,16 @@ input from the workdir" "$(layer_file "$dir/out" "1-$variant" opt/app/result)" "
     "the cached rootfs's files"
 }
 
-# expect_error EXPECTED RECIPE [ENV...]: the build fails with EXPECTED (a glob) on stderr, writing no layout.
+# expect_error EXPECTED RECIPE [ENV...]: the build (with the flags in $extra_flags) fails with
+# EXPECTED (a glob) on stderr, writing no layout.
+extra_flags=()
 expect_error() {
   local expected=$1 recipe=$2
   shift 2
   rm -rf "$WORK/failed"
   set +e
-  env "$@" "$HWIMG" build "$recipe" -o "$WORK/failed" --cache "$WORK/error-cache" >"$TEST_TMP/stdout" 2>"$TEST_TMP/stderr"
+  env "$@" "$HWIMG" build "$recipe" -o "$WORK/failed" --cache "$WORK/error-cache" "${extra_flags[@]}" \
+    >"$TEST_TMP/stdout" 2>"$TEST_TMP/stderr"
   local status=$?
   set -e
   local stderr
@@ -150,7 +154,7 @@ expect_error() {
 as_user=()
 [ "$(id -u)" = 0 ] && as_user=(setpriv --reuid=65534 --regid=65534 --init-groups)
 bwrap_works=yes
-"${as_user[@]}" bwrap --ro-bind / / true 2>/dev/null || bwrap_works=no
+command -v bwrap >/dev/null && "${as_user[@]}" bwrap --ro-bind / / true 2>/dev/null || bwrap_works=no
 
 if [ "$(id -u)" = 0 ]; then
   require_tool runc
@@ -178,8 +182,9 @@ fi
 step "rootless: the build step runs in the image with bwrap"
 if [ "$bwrap_works" = no ]; then
   # Without user namespaces only the root path can be tested; the suite is skipped when that did not run.
-  [ "$(id -u)" = 0 ] || skip "bwrap cannot make a sandbox here (user namespaces are not allowed)"
-  echo "SKIP (rootless part): bwrap cannot make a sandbox here (user namespaces are not allowed)"
+  why="bwrap is not installed (apt-get install bubblewrap) or cannot make a sandbox here (no user namespaces)"
+  [ "$(id -u)" = 0 ] || skip "$why"
+  echo "SKIP (rootless part): $why"
 else
   USER_WORK=$TEST_TMP/user
   mkdir -p "$USER_WORK/tmp" "$USER_WORK/home"
@@ -222,3 +227,26 @@ expect_error "hwimg: error: foreign.yaml:4:10: failed to use builder image oci:f
   foreign.yaml
 expect_error "hwimg: error: missing.yaml:4:10: failed to use builder image oci:images:missing: failed to resolve tag \"missing\" in $WORK/images: no such tag" \
   missing.yaml
+
+step "a builder image in a registry (TLS and a password): fetched into the blob cache; an unknown one"
+if command -v docker-registry >/dev/null && command -v htpasswd >/dev/null && command -v openssl >/dev/null; then
+  export DOCKER_CONFIG=$TEST_TMP/docker
+  REGISTRY_SCRIPT=$HWIMG_SOURCE_DIR/registry/run-registry.sh
+  address=$("$REGISTRY_SCRIPT" start "$TEST_TMP/registry")
+  add_cleanup "\"$REGISTRY_SCRIPT\" stop \"$TEST_TMP/registry\""
+  tls=(--ca-file "$TEST_TMP/registry/cert.pem")
+  "$HWIMG" login "$address" --username hwimg --password-stdin "${tls[@]}" <"$TEST_TMP/registry/password" >/dev/null
+  "$HWIMG" push oci:images:busybox "$address/builders/busybox:1" "${tls[@]}" >/dev/null 2>&1
+  variant_of registry "$address/builders/busybox:1"
+  "$HWIMG" build registry.yaml -o registry-out --tag 1 --cache "$WORK/registry-cache" "${tls[@]}" \
+    >"$TEST_TMP/build.log" 2>&1 || fail "build in a registry builder image: $(cat "$TEST_TMP/build.log")"
+  assert_eq "$MARKER
+input from the workdir" "$(layer_file registry-out 1-cpu-x86-64-v1 opt/app/result)" "result of the registry build"
+  [ "$(ls "$WORK/registry-cache/blobs/sha256" | wc -l)" -ge 1 ] || fail "the builder image's layer is not in the blob cache"
+  variant_of unknown "$address/builders/nope:1"
+  extra_flags=("${tls[@]}")
+  expect_error "hwimg: error: unknown.yaml:4:10: failed to use builder image $address/builders/nope:1: failed to get manifest $address/builders/nope:1: HTTP 404 MANIFEST_UNKNOWN: manifest unknown*" \
+    unknown.yaml
+else
+  echo "SKIP (registry part): docker-registry, htpasswd or openssl is not installed"
+fi

@@ -96,11 +96,12 @@ Result<ContainerRunner> BuilderImages::runner() {
   return future.get();
 }
 
-Result<fs::path> BuilderImages::rootfs(const BaseImage& image) {
+Result<fs::path> BuilderImages::rootfs(const BaseImage& image, util::Output& output) {
   return once(m_mutex, m_rootfs, image.manifest_descriptor.digest, [&]() -> Result<fs::path> {
     const auto context = "failed to use builder image " + image.reference;
     HWIMG_TRY_ASSIGN(auto* cache, with_context(m_images.cache(), context));
     const auto layers = [&]() -> Result<std::vector<image::LayerFile>> {
+      output.progress(fmt::format("unpacking builder image {} ({} layers)...", image.reference, image.layers.size()));
       HWIMG_TRY_ASSIGN(const auto files, m_images.layer_files(image));
       std::vector<image::LayerFile> layer_files;
       for (std::size_t i = 0; i < files.size(); ++i) layer_files.push_back({files[i], image.layers[i].digest.str()});
@@ -121,7 +122,7 @@ Result<util::ProcessResult> BuilderImages::run_step(const VariantPlan& plan, con
   const auto& step = *plan.build;
   const auto context = "failed to run the build step in builder image " + image.reference;
   HWIMG_TRY_ASSIGN(const auto runner, with_context(this->runner(), context));
-  HWIMG_TRY_ASSIGN(const auto root, rootfs(image));
+  HWIMG_TRY_ASSIGN(const auto root, rootfs(image, *settings.output));
   HWIMG_TRY_ASSIGN(auto mounts, with_context(plan_container_mounts(root, {step.workdir, plan.out}), context));
   HWIMG_TRY_ASSIGN(const auto scratch,
                    util::TempDir::create(fs::temp_directory_path(), fmt::format("{}{}-", scratch_prefix, ::getpid())));

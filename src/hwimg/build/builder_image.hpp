@@ -31,7 +31,7 @@ public:
                                                      const BuildSettings& settings);
 
 private:
-  Result<std::filesystem::path> rootfs(const BaseImage& image);
+  Result<std::filesystem::path> rootfs(const BaseImage& image, util::Output& output);
   Result<ContainerRunner> runner();
 
   BaseResolver& m_images;

@@ -1,8 +1,7 @@
 #pragma once
 // An image's root filesystem on disk, for running a build step in it (docs/recipe.md#build-image):
-// its layers unpacked lowest first with whiteouts applied (the OCI image spec's layer format),
-// refusing any entry that would land outside the root, made once per manifest digest in the
-// user's cache and shared read-only by every build after that.
+// its layers unpacked (layer_unpacker.hpp) once per manifest digest in the user's cache and
+// shared read-only by every build after that.
 //
 //   auto root = image::unpacked_rootfs(cache, manifest.digest, layers, image::Ownership::unpacking_user);
 
@@ -13,25 +12,11 @@
 #include <vector>
 
 #include "hwimg/image/blob_cache.hpp"
+#include "hwimg/image/layer_unpacker.hpp"
 #include "hwimg/oci/digest.hpp"
 #include "hwimg/util/error.hpp"
 
 namespace hwimg::image {
-
-struct LayerFile {
-  std::filesystem::path path;  // a tar, gzip- or zstd-compressed or not
-  std::string name;            // its digest, for messages
-};
-
-// Whose files the unpacked ones are: their owners in the layers (needs root), or the unpacking
-// user's, with directories made writable for that user so later layers and removal work.
-enum class Ownership { from_layers, unpacking_user };
-
-// Unpacks `layers`, lowest first, into `directory` (existing, empty). `.wh.NAME` removes NAME of a
-// lower layer and `.wh..wh..opq` empties its directory of what lower layers put there. An entry
-// with "..", an absolute path, a path through a symlink or a device node fails, naming the entry.
-[[nodiscard]] Result<void> unpack_layers(const std::vector<LayerFile>& layers, const std::filesystem::path& directory,
-                                         Ownership ownership);
 
 // <cache>/rootfs/<hex of `manifest`>: when missing, the layers `layers` gives (called only then, so a
 // cached rootfs needs no blob) are unpacked into a staging directory beside it and renamed in,
