@@ -69,10 +69,13 @@ public:
     ArchiveReader reader(archive_read_new());
     DiskWriter writer(archive_write_disk_new());
     if (!reader || !writer) return fail("out of memory");
-    archive_read_support_filter_gzip(reader.get());
-    archive_read_support_filter_zstd(reader.get());
-    archive_read_support_format_tar(reader.get());
-    archive_read_support_format_empty(reader.get());
+    // WARN: a filter that runs an external program instead of the linked library, which still reads.
+    if (archive_read_support_filter_gzip(reader.get()) < ARCHIVE_WARN ||
+        archive_read_support_filter_zstd(reader.get()) < ARCHIVE_WARN ||
+        archive_read_support_format_tar(reader.get()) != ARCHIVE_OK ||
+        archive_read_support_format_empty(reader.get()) != ARCHIVE_OK) {
+      return fail("failed to set up reading {}: {}", file.path.string(), archive_message(reader.get()));
+    }
     int flags = ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
                 ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME;
     if (m_ownership == Ownership::from_layers) flags |= ARCHIVE_EXTRACT_OWNER;
