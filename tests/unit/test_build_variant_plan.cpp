@@ -231,3 +231,43 @@ TEST_CASE("a literal $${ in a layer path does not make the layer variant-specifi
   CHECK(p.layers[0].from == "/srv/project/recipes/data/${HOME}");
   CHECK_FALSE(p.layers[0].variant_specific);
 }
+
+TEST_CASE("a builder image: parsed once per variant, and ${cuda.home} is the image's toolkit") {
+  const auto variant = gpu_variant();
+  const std::string in_image = "name: app\nbase: scratch\nbuild:\n  image: reg.example.org/cuda:${cuda.version}-devel\n"
+                               "  run: make CUDA=${cuda.home}\nlayers: [{from: '${cuda.home}/lib64', to: /lib64}]\n";
+  const auto p = plan(parse(in_image), variant);
+  REQUIRE(p.build);
+  REQUIRE(p.build->image);
+  CHECK(p.build->image_text == "reg.example.org/cuda:12.8-devel");
+  CHECK(p.build->image->kind == image::SourceKind::registry);
+  CHECK(p.build->image->tag == "12.8-devel");
+  CHECK(p.build->image_location.str() == "/srv/project/recipes/app.yaml:4:10");
+  CHECK(p.build->run == "make CUDA=/usr/local/cuda");
+  CHECK(p.layers[0].from == "/usr/local/cuda/lib64");
+  CHECK(p.variables.at("cuda.home") == "/usr/local/cuda");
+  CHECK(p.build->environment.at("CUDA_HOME") == "/usr/local/cuda");
+  CHECK(p.build->environment.at("HWIMG_CUDA_HOME") == "/usr/local/cuda");
+
+  // On the host the toolkit stays where the matrix's default puts it.
+  const auto host = plan(parse("name: app\nbase: scratch\nbuild: {run: 'make CUDA=${cuda.home}'}\n"
+                               "layers: [{from: x, to: /x}]\n"),
+                         variant);
+  CHECK_FALSE(host.build->image.has_value());
+  CHECK(host.build->run == "make CUDA=/usr/local/cuda-12.8");
+
+  // cuda_home in the matrix wins in an image too.
+  const auto file = matrix::parse_matrix_text(
+      "axes: {cuda: ['12.8'], gpu: [sm_90], cpu: [x86-64-v3]}\ncuda_home: /opt/cuda-${cuda.version}\n", "m.yaml");
+  auto report = matrix::expand_matrix(file, {});
+  REQUIRE(report.variants.size() == 1);
+  const auto named = plan(parse(in_image), report.variants.front());
+  CHECK(named.build->run == "make CUDA=/opt/cuda-12.8");
+  CHECK(named.build->environment.at("CUDA_HOME") == "/opt/cuda-12.8");
+
+  CHECK(plan_error(parse("name: app\nbase: scratch\nbuild:\n  image: Bad/Image\n  run: make\n"
+                         "layers: [{from: x, to: /x}]\n"),
+                   variant)
+            .starts_with("/srv/project/recipes/app.yaml:4:10: failed to use builder image Bad/Image: failed to parse "
+                         "reference \"Bad/Image\""));
+}

@@ -91,6 +91,20 @@ TEST_CASE("layers are reproducible tars: sorted, parents first, root-owned, one 
   CHECK(first->descriptor.media_type == "application/vnd.oci.image.layer.v1.tar+gzip");
 }
 
+TEST_CASE("a directory packed at the image root gives relative names, as tar readers expect") {
+  const auto tmp = test::scratch_directory();
+  const auto src = tmp.path() / "src";
+  test::write_file(src / "bin" / "tool", "#!/bin/sh\n", 0755);
+  test::write_file(src / "etc" / "marker", "x");
+  auto layout = oci::Layout::open(tmp.path() / "layout", oci::OpenMode::create);
+  REQUIRE(layout);
+  const auto written = oci::write_layer(*layout, {{src, "/"}}, {});
+  REQUIRE(written);
+  std::vector<std::string> names;
+  for (const auto& e : read_layer(*layout, written->descriptor)) names.push_back(e.name);
+  CHECK(names == std::vector<std::string>{"bin/", "bin/tool", "etc/", "etc/marker"});
+}
+
 TEST_CASE("the diff id is the digest of the uncompressed tar for every compression") {
   const auto tmp = test::scratch_directory();
   test::write_file(tmp.path() / "src" / "f", std::string(3 << 20, 'x'));  // several gzip blocks

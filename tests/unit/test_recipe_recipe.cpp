@@ -92,3 +92,30 @@ TEST_CASE("a repeated key and an empty layer list are refused") {
   CHECK(error_of("name: a\nbase: scratch\nlayers: []\n") ==
         "r.yaml:3:9: expected at least one {from, to} map in \"layers\"");
 }
+
+TEST_CASE("build.image: a string with its position, checked for variables like the other keys") {
+  const auto r = parse_recipe("name: a\nbase: scratch\nbuild:\n  image: reg.example.org/cuda:${cuda.version}-devel\n"
+                              "  run: make\nlayers: [{from: x, to: /x}]\n",
+                              "r.yaml");
+  REQUIRE(r);
+  REQUIRE(r->build);
+  REQUIRE(r->build->image);
+  CHECK(r->build->image->value == "reg.example.org/cuda:${cuda.version}-devel");
+  CHECK(r->build->image->location.str() == "r.yaml:4:10");
+  CHECK(check_variables(*r));
+
+  CHECK(error_of("name: a\nbase: scratch\nbuild:\n  image: [debian]\n  run: make\nlayers: [{from: x, to: /x}]\n") ==
+        "r.yaml:4:10: expected a string for \"build.image\", got a list");
+  CHECK(error_of("name: a\nbase: scratch\nbuild:\n  image: ''\n  run: make\nlayers: [{from: x, to: /x}]\n") ==
+        "r.yaml:4:10: expected an image reference for \"build.image\" (e.g. \"debian:12\" or \"oci:DIR:TAG\")");
+  CHECK(error_of("name: a\nbase: scratch\nbuild:\n  imag: debian\n  run: make\nlayers: [{from: x, to: /x}]\n") ==
+        "r.yaml:4:3: unknown key \"imag\" in build (did you mean image?)");
+
+  auto typo = parse_recipe("name: a\nbase: scratch\nbuild:\n  image: 'gcc:${cuda.versoin}'\n  run: make\n"
+                           "layers: [{from: x, to: /x}]\n",
+                           "r.yaml");
+  REQUIRE(typo);
+  const auto checked = check_variables(*typo);
+  REQUIRE_FALSE(checked);
+  CHECK(checked.error().message.starts_with("r.yaml:4:10: unknown variable ${cuda.versoin} (did you mean cuda.version?)"));
+}

@@ -39,6 +39,10 @@ std::string qualified_name(const image::ImageReference& reference) {
   return reference.kind == image::SourceKind::registry ? reference.registry.str() : reference.text;
 }
 
+std::string_view role_name(ImageRole role) {
+  return role == ImageRole::base ? "base" : "builder";
+}
+
 }  // namespace
 
 Result<oci::Descriptor> pick_platform(const std::vector<oci::Descriptor>& images, const oci::Platform& platform) {
@@ -87,7 +91,13 @@ Result<std::shared_ptr<const BaseImage>> BaseResolver::resolve(const VariantPlan
     scratch->name = plan.base_text;
     return std::shared_ptr<const BaseImage>(std::move(scratch));
   }
-  const auto key = plan.base_text + "\n" + plan.variant->platform.str();
+  return resolve(*plan.base, plan.base_text, plan.variant->platform, ImageRole::base);
+}
+
+Result<std::shared_ptr<const BaseImage>> BaseResolver::resolve(const image::ImageReference& reference,
+                                                               const std::string& text, const oci::Platform& platform,
+                                                               ImageRole role) {
+  const auto key = fmt::format("{}\n{}\n{}", role_name(role), text, platform.str());
   std::promise<Result<std::shared_ptr<const BaseImage>>> promise;
   std::optional<std::shared_future<Result<std::shared_ptr<const BaseImage>>>> existing;
   {
@@ -100,17 +110,18 @@ Result<std::shared_ptr<const BaseImage>> BaseResolver::resolve(const VariantPlan
   }
   if (existing) return existing->get();
   auto resolved = [&]() -> Result<std::shared_ptr<const BaseImage>> {
-    HWIMG_TRY_ASSIGN(const auto source, source_for(*plan.base));
+    HWIMG_TRY_ASSIGN(const auto source, source_for(reference));
     std::lock_guard lock(source->mutex);
     auto& reader = *source->image.reader;
     auto base = std::make_shared<BaseImage>();
-    base->reference = plan.base_text;
-    base->name = qualified_name(*plan.base);
-    base->source = plan.base;
+    base->role = role;
+    base->reference = text;
+    base->name = qualified_name(reference);
+    base->source = reference;
     base->manifest_descriptor = source->image.root;
     if (oci::media_type::is_index(base->manifest_descriptor.media_type)) {
       HWIMG_TRY_ASSIGN(const auto images, image::list_images(reader, base->manifest_descriptor));
-      HWIMG_TRY_ASSIGN(base->manifest_descriptor, pick_platform(images, plan.variant->platform));
+      HWIMG_TRY_ASSIGN(base->manifest_descriptor, pick_platform(images, platform));
     }
     HWIMG_TRY_ASSIGN(auto manifest, image::read_manifest(reader, base->manifest_descriptor));
     HWIMG_TRY_ASSIGN(base->config, image::read_config(reader, manifest));
@@ -120,7 +131,9 @@ Result<std::shared_ptr<const BaseImage>> BaseResolver::resolve(const VariantPlan
     base->layers = std::move(manifest.layers);
     return std::shared_ptr<const BaseImage>(std::move(base));
   }();
-  if (!resolved) resolved = std::unexpected(resolved.error().context("failed to use base image " + plan.base_text));
+  if (!resolved) {
+    resolved = std::unexpected(resolved.error().context(fmt::format("failed to use {} image {}", role_name(role), text)));
+  }
   promise.set_value(resolved);
   return resolved;
 }
@@ -154,7 +167,10 @@ Result<std::vector<fs::path>> BaseResolver::layer_files(const BaseImage& base) {
     }
     return paths;
   }();
-  if (!files) files = std::unexpected(files.error().context("failed to use base image " + base.reference));
+  if (!files) {
+    files = std::unexpected(files.error().context(fmt::format("failed to use {} image {}", role_name(base.role),
+                                                              base.reference)));
+  }
   promise.set_value(files);
   return files;
 }
@@ -168,7 +184,10 @@ registry::ExternalBlobs BaseResolver::registry_layers() {
   registry::ExternalBlobs layers;
   for (const auto& future : bases) {
     const auto& base = future.get();
-    if (!base || !(*base)->source || (*base)->source->kind != image::SourceKind::registry) continue;
+    if (!base || (*base)->role != ImageRole::base || !(*base)->source ||
+        (*base)->source->kind != image::SourceKind::registry) {
+      continue;
+    }
     auto repository = (*base)->source->registry;
     repository.tag.clear();
     repository.digest.reset();

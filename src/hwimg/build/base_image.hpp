@@ -22,7 +22,12 @@
 
 namespace hwimg::build {
 
+// What an image is to a build: the base its variants' layers go on, or the builder image their
+// build step runs in (docs/recipe.md#build-image), which is resolved and fetched the same way.
+enum class ImageRole { base, builder };
+
 struct BaseImage {
+  ImageRole role = ImageRole::base;
   std::string reference;                       // as the plan names it, for messages
   std::string name;                            // org.opencontainers.image.base.name: fully qualified
   std::optional<image::ImageReference> source; // empty for scratch
@@ -44,10 +49,16 @@ public:
 
   // The base for the plan's variant: its manifest and config, no layer read.
   [[nodiscard]] Result<std::shared_ptr<const BaseImage>> resolve(const VariantPlan& plan);
+  // `reference` (written `text`) for `platform`, in `role`: resolved once per build like bases.
+  [[nodiscard]] Result<std::shared_ptr<const BaseImage>> resolve(const image::ImageReference& reference,
+                                                                 const std::string& text,
+                                                                 const oci::Platform& platform, ImageRole role);
   // The files holding the base's layers, verified (layout) or fetched into the cache (registry).
   [[nodiscard]] Result<std::vector<std::filesystem::path>> layer_files(const BaseImage& base);
   // Every layer of the registry bases resolved so far, and the repository holding it.
   [[nodiscard]] registry::ExternalBlobs registry_layers();
+  // The user's blob cache, opened on first use.
+  [[nodiscard]] Result<image::BlobCache*> cache() { return m_open_cache(); }
 
 private:
   struct Source;

@@ -55,7 +55,7 @@ fs::path cache_file(const fs::path& output, const std::string& key) {
 }  // namespace
 
 Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan, const BaseImage& base,
-                                      const BuildSettings& settings, const fs::path& output) {
+                                      const BuildSettings& settings, const fs::path& output, const BaseImage* builder) {
   const auto& variant = *plan.variant;
   oci::Sha256 hash;
   hash.update(fmt::format("hwimg {}\n", HWIMG_VERSION));
@@ -72,6 +72,9 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const Varian
 
   // The base by what it is now: a tag that moved, or a layout rewritten, is another input.
   hash.update(fmt::format("base {} {}\n", plan.base_text, base.manifest_descriptor.digest.str()));
+  if (builder != nullptr) {
+    hash.update(fmt::format("builder {} {}\n", builder->reference, builder->manifest_descriptor.digest.str()));
+  }
   if (plan.build && !plan.build->workdir_in_build_output) hash_tree(plan.build->workdir, output, hash);
   for (const auto& layer : plan.layers) {
     if (!layer.from_build_output) hash_tree(layer.from, output, hash);

@@ -16,12 +16,13 @@ namespace hwimg::build {
 inline constexpr std::string_view scratch_prefix = "hwimg-build-";
 
 // A digest of everything that determines the variant's image: hwimg's version, the recipe file, the
-// variant plan, the settings, the base image, and the metadata (path, size, mtime, mode) of every
+// variant plan, the settings, the base and builder images, and the metadata (path, size, mtime, mode) of every
 // file under the build workdir and under layer sources that do not come from the build.
 // What the build step writes (under the plan's ${out}) is hashed through its inputs, never itself.
 [[nodiscard]] Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan,
                                                     const BaseImage& base, const BuildSettings& settings,
-                                                    const std::filesystem::path& output);
+                                                    const std::filesystem::path& output,
+                                                    const BaseImage* builder = nullptr);
 
 // The cached result for `key` in `layout`, when it and all its blobs are still there (`remote` ones
 // excepted: base layers left in their registry).

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "hwimg/build/build_cache.hpp"
+#include "hwimg/build/builder_image.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/recipe/variables.hpp"
@@ -98,6 +99,7 @@ struct Build {
   const LayoutProvider& layout;
   LayerMemo& memo;
   BaseResolver& bases;
+  BuilderImages& builders;
 };
 
 // One variant from its plan, or unchanged from the build cache of the layout.
@@ -106,9 +108,10 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
                                                              fmt::format("{}{}-", scratch_prefix, ::getpid())));
   HWIMG_TRY_ASSIGN(const auto plan, plan_variant(build.recipe, variant, scratch.path() / "out"));
   HWIMG_TRY_ASSIGN(const auto base, with_context(build.bases.resolve(plan), plan.base_location.str()));
+  HWIMG_TRY_ASSIGN(const auto builder, build.builders.resolve(plan));
   HWIMG_TRY_ASSIGN(const auto key,
                    variant_cache_key(build.recipe, plan, *base, build.settings,
-                                     std::filesystem::absolute(build.request.layout).lexically_normal()));
+                                     std::filesystem::absolute(build.request.layout).lexically_normal(), builder.get()));
   auto& output = *build.request.output;
   std::set<oci::Digest> remote;
   if (leaves_layers_remote(*base, build.settings)) {
@@ -121,7 +124,8 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
     }
   }
   output.progress(fmt::format("building {}...", variant.id));
-  HWIMG_TRY_ASSIGN(auto built, build_variant(plan, *base, build.bases, build.settings, build.layout, build.memo));
+  HWIMG_TRY_ASSIGN(auto built, build_variant(plan, *base, build.bases, builder.get(), build.builders, build.settings,
+                                             build.layout, build.memo));
   HWIMG_TRY_ASSIGN(const auto target, build.layout());
   HWIMG_TRY(remember_variant(target, key, built));
   return built;
@@ -143,7 +147,8 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
   HWIMG_TRY(recipe::check_variables(recipe));
   HWIMG_TRY_ASSIGN(auto all_variants, expand_variants(request, recipe));
   HWIMG_TRY_ASSIGN(const auto variants, select_variants(std::move(all_variants), request.only));
-  HWIMG_TRY(check_toolkits(variants));
+  // A builder image brings its own toolkit.
+  if (!recipe.build || !recipe.build->image) HWIMG_TRY(check_toolkits(variants));
 
   // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
   util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
@@ -173,7 +178,8 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
     }
     return cache.get();
   });
-  Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases};
+  BuilderImages builders(bases);
+  Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases, builders};
   const unsigned jobs = request.jobs != 0 ? request.jobs : util::default_parallelism();
   std::vector<std::future<Result<BuiltVariant>>> futures;
   {

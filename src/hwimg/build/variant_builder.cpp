@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include "hwimg/build/builder_image.hpp"
 #include "hwimg/hw/fatbin_check.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/util/files.hpp"
@@ -46,19 +47,26 @@ Result<oci::WrittenLayer> LayerMemo::get_or_pack(const std::string& key,
 
 namespace {
 
-Result<void> run_build_step(const VariantPlan& plan, const BuildSettings& settings) {
+// On the host, or in the builder image when the plan names one.
+Result<void> run_build_step(const VariantPlan& plan, const BaseImage* builder, BuilderImages& builders,
+                            const BuildSettings& settings) {
   const auto& step = *plan.build;
   std::error_code ec;
   if (!fs::is_directory(step.workdir, ec)) {
     return fail("{}: build workdir {} is not a directory", step.workdir_location.str(), step.workdir.string());
   }
-  util::ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-ec", step.run};
-  spec.working_directory = step.workdir;
-  spec.environment = step.environment;
-  spec.environment["SOURCE_DATE_EPOCH"] = std::to_string(settings.source_date_epoch);
-  spec.echo_output = settings.verbosity == Verbosity::verbose;
-  HWIMG_TRY_ASSIGN(const auto result, with_context(util::run_process(spec), step.run_location.str()));
+  util::ProcessResult result;
+  if (builder != nullptr) {
+    HWIMG_TRY_ASSIGN(result, with_context(builders.run_step(plan, *builder, settings), step.image_location.str()));
+  } else {
+    util::ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-ec", step.run};
+    spec.working_directory = step.workdir;
+    spec.environment = step.environment;
+    spec.environment["SOURCE_DATE_EPOCH"] = std::to_string(settings.source_date_epoch);
+    spec.echo_output = settings.verbosity == Verbosity::verbose;
+    HWIMG_TRY_ASSIGN(result, with_context(util::run_process(spec), step.run_location.str()));
+  }
   if (result.exit_status != 0) {
     std::string tail;
     for (const auto& line : util::split(util::tail_lines(result.output, 15), '\n')) {
@@ -137,7 +145,8 @@ bool leaves_layers_remote(const BaseImage& base, const BuildSettings& settings) 
 }
 
 Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& base, BaseResolver& bases,
-                                   const BuildSettings& settings, const LayoutProvider& layout_provider, LayerMemo& memo) {
+                                   const BaseImage* builder, BuilderImages& builders, const BuildSettings& settings,
+                                   const LayoutProvider& layout_provider, LayerMemo& memo) {
   const auto& variant = *plan.variant;
   const auto context = fmt::format("failed to build variant {}", variant.id);
   HWIMG_TRY(util::make_directories(plan.out));
@@ -146,7 +155,7 @@ Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& bas
     HWIMG_TRY_ASSIGN(base_files, with_context(bases.layer_files(base), plan.base_location.str()));
   }
   if (plan.build) {
-    HWIMG_TRY(run_build_step(plan, settings));
+    HWIMG_TRY(run_build_step(plan, builder, builders, settings));
   }
   HWIMG_TRY(check_layers(plan));
   if (variant.uses_gpu()) {

@@ -54,8 +54,12 @@ private:
 // leaves nothing behind.
 using LayoutProvider = std::function<Result<oci::Layout>()>;
 
-// `base` is the plan's base as `bases` resolved it; its layers are taken from there.
+class BuilderImages;
+
+// `base` is the plan's base as `bases` resolved it; its layers are taken from there. `builder` is
+// the plan's builder image as `builders` resolved it, nullptr for a build step on the host.
 [[nodiscard]] Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& base, BaseResolver& bases,
+                                                 const BaseImage* builder, BuilderImages& builders,
                                                  const BuildSettings& settings, const LayoutProvider& layout,
                                                  LayerMemo& memo);
 

@@ -76,6 +76,13 @@ Result<VariantPlan> plan_variant(const recipe::Recipe& recipe, const matrix::Var
   plan.variant = &variant;
   plan.out = out;
   plan.variables = matrix::build_variables(variant, out);
+  auto environment = matrix::build_environment(variant, out);
+  // The toolkit of a builder image is the image's, not the host's default location.
+  const bool in_image = recipe.build && recipe.build->image;
+  if (in_image && variant.uses_gpu() && variant.cuda_home_origin == matrix::CudaHomeOrigin::default_root) {
+    const std::string home(builder_image_cuda_home);
+    plan.variables["cuda.home"] = environment["HWIMG_CUDA_HOME"] = environment["CUDA_HOME"] = home;
+  }
   const Planner planner(recipe, plan.variables);
 
   HWIMG_TRY_ASSIGN(plan.base_text, planner.text(recipe.base));
@@ -93,8 +100,15 @@ Result<VariantPlan> plan_variant(const recipe::Recipe& recipe, const matrix::Var
     step.workdir = recipe.resolve(workdir);
     step.run_location = recipe.build->run.location;
     step.workdir_location = recipe.build->workdir.location;
-    step.environment = matrix::build_environment(variant, out);
+    step.environment = std::move(environment);
     step.workdir_in_build_output = is_under(step.workdir, out);
+    if (const auto& image = recipe.build->image) {
+      HWIMG_TRY_ASSIGN(step.image_text, planner.text(*image));
+      step.image_location = image->location;
+      HWIMG_TRY_ASSIGN(step.image, with_context(image::parse_image_reference(step.image_text),
+                                                image->location.str() + ": failed to use builder image " +
+                                                    step.image_text));
+    }
     plan.build = std::move(step);
   }
 

@@ -23,6 +23,10 @@ struct BuildStepPlan {
   recipe::SourceLocation workdir_location;
   std::map<std::string, std::string> environment;  // HWIMG_* (and CUDA_HOME), added to hwimg's own
   bool workdir_in_build_output = false;            // under ${out}
+  // The builder image the step runs in (docs/recipe.md#build-image); nullopt: on the host.
+  std::optional<image::ImageReference> image;
+  std::string image_text;  // as substituted, for messages and the cache key
+  recipe::SourceLocation image_location;
 };
 
 struct LayerPlan {
@@ -61,7 +65,10 @@ struct VariantPlan {
   [[nodiscard]] const std::string& id() const { return variant->id; }
 };
 
-// `variant` must outlive the plan. Fails on a base reference that does not parse.
+// Where a builder image's CUDA toolkit is unless the matrix names cuda_home.
+inline constexpr std::string_view builder_image_cuda_home = "/usr/local/cuda";
+
+// `variant` must outlive the plan. Fails on a base or builder image reference that does not parse.
 [[nodiscard]] Result<VariantPlan> plan_variant(const recipe::Recipe& recipe, const matrix::Variant& variant,
                                                const std::filesystem::path& out);
 

@@ -122,6 +122,7 @@ public:
         }
       }
       variant.cuda_home = cuda_home(cell, *variant.cuda);
+      if (value_of(cell, "cuda_home") || m_file.cuda_home) variant.cuda_home_origin = CudaHomeOrigin::matrix;
       variant.nvidia_require_cuda = hw::nvidia_require_cuda(*variant.cuda, variant.gpu_targets);
     }
     variant.id = make_id(variant, gpu_id);

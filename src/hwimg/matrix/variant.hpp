@@ -14,6 +14,9 @@
 
 namespace hwimg::matrix {
 
+// Where a variant's toolkit location came from: a build in a builder image keeps only the matrix's.
+enum class CudaHomeOrigin { default_root, matrix };
+
 struct Variant {
   std::string id;                          // "cuda13.0-sm90-x86-64-v3", "cpu-x86-64-v2"
   std::optional<hw::CudaVersion> cuda;     // absent for CPU-only variants
@@ -26,6 +29,7 @@ struct Variant {
   oci::Annotations annotations;            // the org.hwimg.* pairs of docs/selection.md#annotations
   std::string nvidia_require_cuda;         // NVIDIA_REQUIRE_CUDA; empty for CPU-only variants
   std::filesystem::path cuda_home;         // where the toolkit should be; checked by resolve_toolkit
+  CudaHomeOrigin cuda_home_origin = CudaHomeOrigin::default_root;
   // ${...} values of docs/recipe.md except `out`: variant, cuda.version, cuda.home,
   // gpu.targets, gpu.gencode, gpu.cmake, cpu.level, cpu.target, cpu.march ("" where not applicable).
   std::map<std::string, std::string> variables;

@@ -63,7 +63,9 @@ Result<void> collect(const fs::path& path, const std::string& name, std::vector<
   std::error_code ec;
   for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
     const auto child = it->path();
-    HWIMG_TRY(collect(child, name + "/" + child.filename().string(), entries));
+    // Under the image root (name ""), children are "bin", not "/bin": tar names are relative.
+    HWIMG_TRY(collect(child, name.empty() ? child.filename().string() : name + "/" + child.filename().string(),
+                      entries));
   }
   if (ec) {
     return fail("failed to list {}: {}", path.string(), ec.message());

@@ -89,7 +89,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& 
       else recipe.matrix = std::move(text_value);
     } else if (key == "build") {
       HWIMG_TRY(yaml::expect_map(value, "build", path));
-      HWIMG_TRY(yaml::check_keys(value, {"workdir", "run"}, "build", path));
+      HWIMG_TRY(yaml::check_keys(value, {"image", "workdir", "run"}, "build", path));
       if (!value["run"]) {
         return fail("{}: missing key \"run\" in build (the shell commands to run)", yaml::location_of(value, path).str());
       }
@@ -98,6 +98,13 @@ Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& 
       build.workdir = LocatedString{".", yaml::location_of(value, path)};
       if (value["workdir"]) {
         HWIMG_TRY_ASSIGN(build.workdir, yaml::scalar(value["workdir"], "build.workdir", path));
+      }
+      if (value["image"]) {
+        HWIMG_TRY_ASSIGN(build.image, yaml::scalar(value["image"], "build.image", path));
+        if (build.image->value.empty()) {
+          return fail("{}: expected an image reference for \"build.image\" (e.g. \"debian:12\" or \"oci:DIR:TAG\")",
+                      build.image->location.str());
+        }
       }
       recipe.build = std::move(build);
     } else if (key == "layers") {

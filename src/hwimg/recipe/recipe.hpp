@@ -35,6 +35,8 @@ struct LayerSpec {
 struct BuildSpec {
   LocatedString workdir;  // relative to the recipe; defaults to the recipe's directory
   LocatedString run;
+  // The image whose root filesystem the step runs in (docs/recipe.md#build-image); none: the host.
+  std::optional<LocatedString> image;
 };
 
 struct ConfigSpec {

@@ -77,6 +77,7 @@ Result<void> check_variables(const Recipe& recipe) {
   if (recipe.build) {
     strings.push_back(&recipe.build->workdir);
     strings.push_back(&recipe.build->run);
+    if (recipe.build->image) strings.push_back(&*recipe.build->image);
   }
   for (const auto& layer : recipe.layers) {
     strings.push_back(&layer.from);

@@ -1,0 +1,139 @@
+#include "hwimg/build/builder_image.hpp"
+
+#include <unistd.h>
+
+#include "hwimg/build/build_cache.hpp"
+#include "hwimg/image/rootfs.hpp"
+#include "hwimg/util/files.hpp"
+
+namespace hwimg::build {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The value `make` gives for `key`, computed once however many threads ask at once.
+template <typename Key, typename T, typename Make>
+Result<T> once(std::mutex& mutex, std::map<Key, std::shared_future<Result<T>>>& memo, const Key& key, Make make) {
+  std::promise<Result<T>> promise;
+  std::shared_future<Result<T>> future;
+  bool owner = false;
+  {
+    std::lock_guard lock(mutex);
+    if (const auto found = memo.find(key); found != memo.end()) {
+      future = found->second;
+    } else {
+      future = promise.get_future().share();
+      memo.emplace(key, future);
+      owner = true;
+    }
+  }
+  if (owner) promise.set_value(make());
+  return future.get();
+}
+
+}  // namespace
+
+oci::Platform host_platform() {
+#if defined(__x86_64__)
+  // libgcc's CPU detection, which also checks that the OS saves the AVX and AVX-512 state.
+  const char* level = __builtin_cpu_supports("x86-64-v4")   ? "v4"
+                      : __builtin_cpu_supports("x86-64-v3") ? "v3"
+                      : __builtin_cpu_supports("x86-64-v2") ? "v2"
+                                                            : "";
+  return {"linux", "amd64", level};
+#elif defined(__aarch64__)
+  return {"linux", "arm64", "v8"};
+#else
+#error "hwimg builds for amd64 and arm64 hosts"
+#endif
+}
+
+std::map<std::string, std::string> builder_environment(const std::vector<std::string>& image_env,
+                                                       const std::map<std::string, std::string>& step,
+                                                       std::int64_t source_date_epoch) {
+  std::map<std::string, std::string> environment{
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, {"HOME", "/tmp"}};
+  for (const auto& entry : image_env) {
+    const auto equals = entry.find('=');
+    if (equals == std::string::npos) continue;
+    environment[entry.substr(0, equals)] = entry.substr(equals + 1);
+  }
+  for (const auto& [name, value] : step) environment[name] = value;
+  environment["SOURCE_DATE_EPOCH"] = std::to_string(source_date_epoch);
+  return environment;
+}
+
+Result<std::shared_ptr<const BaseImage>> BuilderImages::resolve(const VariantPlan& plan) {
+  if (!plan.build || !plan.build->image) return std::shared_ptr<const BaseImage>();
+  const auto& step = *plan.build;
+  const auto platform = host_platform();
+  HWIMG_TRY_ASSIGN(auto image,
+                   with_context(m_images.resolve(*step.image, step.image_text, platform, ImageRole::builder),
+                                step.image_location.str()));
+  // An image that is one manifest, not an index, names its platform only in its config.
+  const auto& config = image->config;
+  if ((!config.os.empty() && config.os != platform.os) ||
+      (!config.architecture.empty() && config.architecture != platform.architecture)) {
+    return fail("{}: failed to use builder image {}: it is for {}/{}; this machine is {}/{}", step.image_location.str(),
+                step.image_text, config.os, config.architecture, platform.os, platform.architecture);
+  }
+  return image;
+}
+
+Result<ContainerRunner> BuilderImages::runner() {
+  std::promise<Result<ContainerRunner>> promise;
+  std::shared_future<Result<ContainerRunner>> future;
+  bool owner = false;
+  {
+    std::lock_guard lock(m_mutex);
+    if (!m_runner) {
+      m_runner = promise.get_future().share();
+      owner = true;
+    }
+    future = *m_runner;
+  }
+  if (owner) promise.set_value(find_container_runner());
+  return future.get();
+}
+
+Result<fs::path> BuilderImages::rootfs(const BaseImage& image, util::Output& output) {
+  return once(m_mutex, m_rootfs, image.manifest_descriptor.digest, [&]() -> Result<fs::path> {
+    const auto context = "failed to use builder image " + image.reference;
+    HWIMG_TRY_ASSIGN(auto* cache, with_context(m_images.cache(), context));
+    const auto layers = [&]() -> Result<std::vector<image::LayerFile>> {
+      output.progress(fmt::format("unpacking builder image {} ({} layers)...", image.reference, image.layers.size()));
+      HWIMG_TRY_ASSIGN(const auto files, m_images.layer_files(image));
+      std::vector<image::LayerFile> layer_files;
+      for (std::size_t i = 0; i < files.size(); ++i) layer_files.push_back({files[i], image.layers[i].digest.str()});
+      return layer_files;
+    };
+    // Only root can give files their owners in the layers; a rootless build owns them itself.
+    const auto ownership = ::geteuid() == 0 ? image::Ownership::from_layers : image::Ownership::unpacking_user;
+    HWIMG_TRY_ASSIGN(auto root, with_context(image::unpacked_rootfs(*cache, image.manifest_descriptor.digest, layers,
+                                                                    ownership),
+                                             context));
+    if (!image::exists_in_rootfs(root, "/bin/sh")) return fail("{}: it has no /bin/sh to run the build step", context);
+    return root;
+  });
+}
+
+Result<util::ProcessResult> BuilderImages::run_step(const VariantPlan& plan, const BaseImage& image,
+                                                    const BuildSettings& settings) {
+  const auto& step = *plan.build;
+  const auto context = "failed to run the build step in builder image " + image.reference;
+  HWIMG_TRY_ASSIGN(const auto runner, with_context(this->runner(), context));
+  HWIMG_TRY_ASSIGN(const auto root, rootfs(image, *settings.output));
+  HWIMG_TRY_ASSIGN(auto mounts, with_context(plan_container_mounts(root, {step.workdir, plan.out}), context));
+  HWIMG_TRY_ASSIGN(const auto scratch,
+                   util::TempDir::create(fs::temp_directory_path(), fmt::format("{}{}-", scratch_prefix, ::getpid())));
+  ContainerStep container;
+  container.mounts = std::move(mounts);
+  container.argv = {"/bin/sh", "-ec", step.run};
+  container.working_directory = step.workdir;
+  container.environment = builder_environment(image.config.env, step.environment, settings.source_date_epoch);
+  container.scratch = scratch.path();
+  container.echo = settings.verbosity == Verbosity::verbose ? EchoOutput::yes : EchoOutput::no;
+  return with_context(run_container_step(runner, container), context);
+}
+
+}  // namespace hwimg::build

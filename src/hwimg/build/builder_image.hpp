@@ -1,0 +1,53 @@
+#pragma once
+// Builder images (docs/recipe.md#build-image): the image a recipe's build step runs in, resolved
+// for this machine's platform once per build and fetched into the user's blob cache as bases are,
+// its root filesystem unpacked once per manifest digest and shared read-only by every variant.
+
+#include <filesystem>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "hwimg/build/base_image.hpp"
+#include "hwimg/build/container_step.hpp"
+#include "hwimg/build/variant_builder.hpp"
+
+namespace hwimg::build {
+
+class BuilderImages {
+public:
+  // Images are resolved and their layers fetched through `images`, the build's BaseResolver.
+  explicit BuilderImages(BaseResolver& images) : m_images(images) {}
+
+  // The plan's builder image for this machine (manifest and config, no layer read); nullptr when
+  // the plan's build step runs on the host. Errors start with the recipe's file:line:column.
+  [[nodiscard]] Result<std::shared_ptr<const BaseImage>> resolve(const VariantPlan& plan);
+
+  // Runs the plan's build step in `image`: /bin/sh -ec RUN in the workdir, with the image's Env,
+  // the HWIMG_* variables and SOURCE_DATE_EPOCH. The first call per image unpacks its rootfs.
+  [[nodiscard]] Result<util::ProcessResult> run_step(const VariantPlan& plan, const BaseImage& image,
+                                                     const BuildSettings& settings);
+
+private:
+  Result<std::filesystem::path> rootfs(const BaseImage& image, util::Output& output);
+  Result<ContainerRunner> runner();
+
+  BaseResolver& m_images;
+  std::mutex m_mutex;
+  std::map<oci::Digest, std::shared_future<Result<std::filesystem::path>>> m_rootfs;
+  std::optional<std::shared_future<Result<ContainerRunner>>> m_runner;
+};
+
+// This machine's platform as image indexes name it: linux/amd64 with the x86-64 level the CPU (and
+// OS) supports, or linux/arm64/v8.
+[[nodiscard]] oci::Platform host_platform();
+
+// The environment of a step in a builder image: the image's Env, then the step's variables and
+// SOURCE_DATE_EPOCH; PATH as in Docker and HOME=/tmp (the image's files are read-only) unless set.
+[[nodiscard]] std::map<std::string, std::string> builder_environment(const std::vector<std::string>& image_env,
+                                                                     const std::map<std::string, std::string>& step,
+                                                                     std::int64_t source_date_epoch);
+
+}  // namespace hwimg::build

@@ -1,0 +1,245 @@
+// The root filesystem of a builder image: layers unpacked in order with whiteouts and opaque
+// directories applied, every way out of the root refused (.., symlinks, hard links), device nodes
+// refused, and the cached rootfs made once per manifest however many builds ask at once.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hwimg/image/rootfs.hpp"
+#include "test_support.hpp"
+
+using namespace hwimg;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Item {
+  std::string name;
+  char type = 'f';      // f file, d directory, l symlink, h hard link, c character device
+  std::string content;  // a file's bytes, or a link's target
+  unsigned mode = 0644;
+};
+
+Item dir(std::string name, unsigned mode = 0755) { return {std::move(name), 'd', {}, mode}; }
+Item file(std::string name, std::string content = "x") { return {std::move(name), 'f', std::move(content)}; }
+Item symlink_to(std::string name, std::string target) { return {std::move(name), 'l', std::move(target), 0777}; }
+
+// Writes a gzip tar of `items`, in the given order, as a layer file.
+image::LayerFile layer(const fs::path& path, const std::vector<Item>& items) {
+  archive* a = archive_write_new();
+  REQUIRE(archive_write_set_format_pax_restricted(a) == ARCHIVE_OK);
+  REQUIRE(archive_write_add_filter_gzip(a) == ARCHIVE_OK);
+  REQUIRE(archive_write_open_filename(a, path.c_str()) == ARCHIVE_OK);
+  for (const auto& item : items) {
+    archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, item.name.c_str());
+    archive_entry_set_mtime(e, 1700000000, 0);
+    const auto perm = static_cast<mode_t>(item.mode);
+    switch (item.type) {
+      case 'd': archive_entry_set_mode(e, AE_IFDIR | perm); break;
+      case 'l':
+        archive_entry_set_mode(e, AE_IFLNK | perm);
+        archive_entry_set_symlink(e, item.content.c_str());
+        break;
+      case 'h':
+        archive_entry_set_mode(e, AE_IFREG | perm);
+        archive_entry_set_hardlink(e, item.content.c_str());
+        break;
+      case 'c':
+        archive_entry_set_mode(e, AE_IFCHR | 0666);
+        archive_entry_set_rdev(e, makedev(1, 3));
+        break;
+      default:
+        archive_entry_set_mode(e, AE_IFREG | perm);
+        archive_entry_set_size(e, static_cast<la_int64_t>(item.content.size()));
+    }
+    REQUIRE(archive_write_header(a, e) == ARCHIVE_OK);
+    if (item.type == 'f') {
+      REQUIRE(archive_write_data(a, item.content.data(), item.content.size()) ==
+              static_cast<la_ssize_t>(item.content.size()));
+    }
+    archive_entry_free(e);
+  }
+  REQUIRE(archive_write_close(a) == ARCHIVE_OK);
+  archive_write_free(a);
+  return {path, path.filename().string()};
+}
+
+std::string read(const fs::path& path) {
+  auto text = util::read_file(path);
+  REQUIRE_MESSAGE(text.has_value(), text.error().message);
+  return *text;
+}
+
+std::vector<std::string> listing(const fs::path& root) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    names.push_back(entry.path().lexically_relative(root).string());
+  }
+  std::ranges::sort(names);
+  return names;
+}
+
+std::string unpack_error(const std::vector<image::LayerFile>& layers, const fs::path& root) {
+  const auto unpacked = image::unpack_layers(layers, root, image::Ownership::unpacking_user);
+  REQUIRE_FALSE(unpacked.has_value());
+  return unpacked.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("layers unpack lowest first: whiteouts remove, opaque directories hide what lower layers put there") {
+  const auto tmp = test::scratch_directory();
+  const auto root = tmp.path() / "root";
+  fs::create_directories(root);
+  const auto lower = layer(tmp.path() / "lower.tar.gz",
+                           {dir("etc"), file("etc/a", "a"), dir("etc/sub"), file("etc/sub/x"), dir("opt"),
+                            file("opt/old"), dir("var"), dir("var/lib"), file("var/lib/state"), file("keep", "old"),
+                            file("gone"), dir("tree"), file("tree/leaf"), symlink_to("bin", "usr/bin"), dir("usr"),
+                            dir("usr/bin"), file("usr/bin/sh", "shell")});
+  const auto upper = layer(tmp.path() / "upper.tar.gz",
+                           {file("./keep", "new"), file(".wh.gone"), dir("etc"), file("etc/.wh..wh..opq"),
+                            file("etc/new", "n"), file("opt/mine", "m"), file("opt/.wh..wh..opq"), dir("var/lib"),
+                            file("var/lib/.wh.state"), file("tree", "now a file")});
+  const auto unpacked = image::unpack_layers({lower, upper}, root, image::Ownership::unpacking_user);
+  REQUIRE_MESSAGE(unpacked.has_value(), unpacked.error().message);
+  CHECK(listing(root) == std::vector<std::string>{"bin", "etc", "etc/new", "keep", "opt", "opt/mine", "tree", "usr",
+                                                  "usr/bin", "usr/bin/sh", "var", "var/lib"});
+  CHECK(read(root / "keep") == "new");
+  CHECK(read(root / "tree") == "now a file");
+  CHECK(fs::is_symlink(root / "bin"));
+  CHECK(image::exists_in_rootfs(root, "/bin/sh"));
+  CHECK_FALSE(image::exists_in_rootfs(root, "/bin/bash"));
+}
+
+TEST_CASE("a path that leaves the root is refused, naming the entry, and nothing is written outside") {
+  const auto tmp = test::scratch_directory();
+  const auto root = tmp.path() / "a" / "root";
+  fs::create_directories(root);
+  const auto escape = layer(tmp.path() / "escape.tar.gz", {file("ok"), file("../escape")});
+  CHECK(unpack_error({escape}, root) == "failed to unpack layer escape.tar.gz: entry \"../escape\" leaves the image root");
+  CHECK_FALSE(fs::exists(root.parent_path() / "escape"));
+
+  const auto nested = layer(tmp.path() / "nested.tar.gz", {dir("x"), file("x/../../escape2")});
+  CHECK(unpack_error({nested}, root) ==
+        "failed to unpack layer nested.tar.gz: entry \"x/../../escape2\" leaves the image root");
+  const auto whiteout = layer(tmp.path() / "whiteout.tar.gz", {file("../.wh.a")});
+  CHECK(unpack_error({whiteout}, root) == "failed to unpack layer whiteout.tar.gz: entry \"../.wh.a\" leaves the image root");
+  const auto hard = layer(tmp.path() / "hard.tar.gz", {Item{"h", 'h', "../../outside", 0644}});
+  CHECK(unpack_error({hard}, root) ==
+        "failed to unpack layer hard.tar.gz: entry \"h\" is a hard link to \"../../outside\", outside the image root");
+}
+
+TEST_CASE("symlinks out of the root are never followed: not to write, not to remove, not to replace") {
+  const auto tmp = test::scratch_directory();
+  const auto outside = tmp.path() / "outside";
+  test::write_file(outside / "victim", "precious");
+  const auto root = tmp.path() / "root";
+  fs::create_directories(root);
+  const auto links = layer(tmp.path() / "links.tar.gz",
+                           {symlink_to("evil", outside.string()), symlink_to("evil-file", (outside / "victim").string()),
+                            symlink_to("relative", "../../outside")});
+  REQUIRE(image::unpack_layers({links}, root, image::Ownership::unpacking_user));
+
+  const auto through = layer(tmp.path() / "through.tar.gz", {file("evil/pwned")});
+  const auto written = unpack_error({through}, root);
+  CHECK(written.starts_with("failed to unpack layer through.tar.gz: entry \"evil/pwned\": "));
+  CHECK_FALSE(fs::exists(outside / "pwned"));
+
+  const auto relative = layer(tmp.path() / "relative.tar.gz", {file("relative/pwned")});
+  CHECK(unpack_error({relative}, root).starts_with("failed to unpack layer relative.tar.gz: entry \"relative/pwned\": "));
+  CHECK_FALSE(fs::exists(outside / "pwned"));
+
+  const auto removal = layer(tmp.path() / "removal.tar.gz", {file("evil/.wh.victim")});
+  CHECK(unpack_error({removal}, root) ==
+        "failed to unpack layer removal.tar.gz: entry \"evil/.wh.victim\" goes through the symlink \"evil\"");
+  const auto opaque = layer(tmp.path() / "opaque.tar.gz", {file("evil/.wh..wh..opq")});
+  CHECK(unpack_error({opaque}, root) ==
+        "failed to unpack layer opaque.tar.gz: entry \"evil/.wh..wh..opq\" goes through the symlink \"evil\"");
+  CHECK(read(outside / "victim") == "precious");
+
+  // A file over a symlink replaces the symlink; the file it pointed at is untouched.
+  const auto replace = layer(tmp.path() / "replace.tar.gz", {file("evil-file", "mine")});
+  REQUIRE(image::unpack_layers({replace}, root, image::Ownership::unpacking_user));
+  CHECK_FALSE(fs::is_symlink(root / "evil-file"));
+  CHECK(read(root / "evil-file") == "mine");
+  CHECK(read(outside / "victim") == "precious");
+
+  // Inside the image an absolute symlink resolves against the image's root, not the host's.
+  CHECK_FALSE(image::exists_in_rootfs(root, "/evil/victim"));
+  fs::create_directories(root / "usr" / "bin");
+  test::write_file(root / "usr" / "bin" / "dash", "");
+  fs::create_symlink("/usr/bin/dash", root / "usr" / "bin" / "sh");
+  fs::create_symlink("../../../../../usr/bin", root / "bin");
+  CHECK(image::exists_in_rootfs(root, "/bin/sh"));
+}
+
+TEST_CASE("device nodes are refused, naming the entry") {
+  const auto tmp = test::scratch_directory();
+  const auto root = tmp.path() / "root";
+  fs::create_directories(root);
+  const auto devices = layer(tmp.path() / "dev.tar.gz", {dir("dev"), Item{"dev/null", 'c', {}, 0666}});
+  CHECK(unpack_error({devices}, root) ==
+        "failed to unpack layer dev.tar.gz: entry \"dev/null\" is a device node, which a builder image may not carry");
+  CHECK_FALSE(fs::exists(root / "dev" / "null"));
+}
+
+TEST_CASE("the cached rootfs is made once per manifest, and a failed unpack leaves nothing behind") {
+  const auto tmp = test::scratch_directory();
+  auto cache = image::BlobCache::open(tmp.path() / "cache");
+  REQUIRE(cache);
+  const auto manifest = oci::Digest::sha256_of("manifest");
+  const auto good = layer(tmp.path() / "good.tar.gz", {dir("bin"), file("bin/sh", "shell")});
+  std::atomic<int> asked{0};
+  const image::LayerFiles layers = [&]() -> Result<std::vector<image::LayerFile>> {
+    ++asked;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the others wait on the lock meanwhile
+    return std::vector<image::LayerFile>{good};
+  };
+
+  // A staging directory of a process that no longer exists, as a killed unpack leaves it.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+  const auto stale = (*cache)->root() / "rootfs" / fmt::format(".{}.tmp-{}-abc", manifest.hex(), child);
+  test::write_file(stale / "half", "made");
+
+  std::vector<Result<fs::path>> results(6, fail("not run"));
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      threads.emplace_back([&, i] {
+        results[i] = image::unpacked_rootfs(**cache, manifest, layers, image::Ownership::unpacking_user);
+      });
+    }
+  }
+  CHECK(asked.load() == 1);
+  const auto expected = (*cache)->root() / "rootfs" / manifest.hex();
+  for (const auto& result : results) {
+    REQUIRE_MESSAGE(result.has_value(), result.error().message);
+    CHECK(*result == expected);
+  }
+  CHECK(read(expected / "bin" / "sh") == "shell");
+  CHECK(listing((*cache)->root() / "rootfs") == std::vector<std::string>{manifest.hex(), manifest.hex() + "/bin",
+                                                                         manifest.hex() + "/bin/sh"});
+
+  const auto other = oci::Digest::sha256_of("other manifest");
+  const auto bad = layer(tmp.path() / "bad.tar.gz", {file("a"), file("../escape")});
+  const auto failed = image::unpacked_rootfs(
+      **cache, other, [&]() -> Result<std::vector<image::LayerFile>> { return std::vector<image::LayerFile>{bad}; },
+      image::Ownership::unpacking_user);
+  REQUIRE_FALSE(failed.has_value());
+  CHECK(failed.error().message == "failed to unpack layer bad.tar.gz: entry \"../escape\" leaves the image root");
+  CHECK(listing((*cache)->root() / "rootfs").size() == 3);  // neither the rootfs nor its staging directory
+}
