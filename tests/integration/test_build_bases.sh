@@ -159,7 +159,7 @@ assert_eq "$index" "$(tag_digest "$TEST_TMP/L4" 1.0)" "index digest after the re
 assert_eq "$victim" "$(digest_of <"$cached")" "the cache holds the right bytes again"
 check_layout "$TEST_TMP/L4" 1.0
 
-step "an in-place write to a cached blob: caught by the next build; layouts built before keep their bytes"
+step "an in-place write to a cached blob: caught by the next build (layouts built before should keep their bytes: known bug)"
 printf 'garbage' | dd of="$cached" conv=notrunc status=none
 hw_ok build "$app/recipe.yaml" -o "$TEST_TMP/L5" --tag 1.0 -j 2 --cache "$cache" "${tls[@]}"
 assert_contains "$OUT" "hwimg: warning: the cached blob $victim in $cache is corrupt" "warning after an in-place write"
