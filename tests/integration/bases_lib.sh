@@ -141,10 +141,3 @@ requests_since() { # requests_since DIR MARK: "METHOD PATH STATUS" per request, 
     sed -E 's/^"([A-Z]+) ([^ ]*) HTTP[^"]*" /\1 \2 /' || true
 }
 count_lines() { if [ -z "$1" ]; then echo 0; else grep -c . <<<"$1"; fi; }
-
-# known_bug WHAT: a bug this suite found and reported, not fixed yet: printed loudly; fails the
-# suite when HWIMG_STRICT_KNOWN_BUGS=1 (set it once the fix lands, then make it an assertion).
-known_bug() {
-  echo "KNOWN BUG (reported, not fixed): $*" >&2
-  [ "${HWIMG_STRICT_KNOWN_BUGS:-0}" != 1 ] || fail "$*"
-}

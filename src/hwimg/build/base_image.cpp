@@ -1,7 +1,9 @@
 #include "hwimg/build/base_image.hpp"
 
 #include "hwimg/hw/cpu_levels.hpp"
+#include "hwimg/image/cached_reader.hpp"
 #include "hwimg/image/documents.hpp"
+#include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::build {
@@ -34,13 +36,27 @@ int amd64_level(const std::string& variant) {
   return level ? static_cast<int>(*level) : 0;
 }
 
-// Docker's canonical spelling of a registry reference; a layout as it was written.
+// Docker's canonical spelling of a registry reference, ":latest" when it names no tag or digest
+// (what BuildKit records); a layout as it was written.
 std::string qualified_name(const image::ImageReference& reference) {
-  return reference.kind == image::SourceKind::registry ? reference.registry.str() : reference.text;
+  if (reference.kind != image::SourceKind::registry) return reference.text;
+  if (reference.registry.tag.empty() && !reference.registry.digest) return reference.registry.with_tag("latest").str();
+  return reference.registry.str();
 }
 
 std::string_view role_name(ImageRole role) {
   return role == ImageRole::base ? "base" : "builder";
+}
+
+// A single-platform image says what it is only in its config; one without os or architecture
+// (some hand-made images) is taken as it is.
+Result<void> check_config_platform(const oci::ImageConfig& config, const oci::Platform& platform) {
+  if (config.os.empty() || config.architecture.empty()) return {};
+  const oci::Platform own{config.os, config.architecture, config.variant};
+  oci::Descriptor entry;
+  entry.platform = own;
+  if (pick_platform({entry}, platform)) return {};
+  return fail("it is an image for {} (its config says so), not {}", own.str(), platform.str());
 }
 
 }  // namespace
@@ -80,6 +96,10 @@ Result<std::shared_ptr<BaseResolver::Source>> BaseResolver::source_for(const ima
   if (const auto found = m_sources.find(reference.text); found != m_sources.end()) return found->second;
   auto source = std::make_shared<Source>();
   HWIMG_TRY_ASSIGN(source->image, image::open_image(reference, m_options));
+  if (reference.kind == image::SourceKind::registry) {
+    HWIMG_TRY_ASSIGN(auto* cache, m_open_cache());
+    source->image.reader = std::make_unique<image::CachedReader>(std::move(source->image.reader), *cache);
+  }
   m_sources.emplace(reference.text, source);
   return source;
 }
@@ -125,6 +145,7 @@ Result<std::shared_ptr<const BaseImage>> BaseResolver::resolve(const image::Imag
     }
     HWIMG_TRY_ASSIGN(auto manifest, image::read_manifest(reader, base->manifest_descriptor));
     HWIMG_TRY_ASSIGN(base->config, image::read_config(reader, manifest));
+    if (!oci::media_type::is_index(source->image.root.media_type)) HWIMG_TRY(check_config_platform(base->config, platform));
     if (base->config.diff_ids.size() != manifest.layers.size()) {
       return fail("its config lists {} layers, its manifest {}", base->config.diff_ids.size(), manifest.layers.size());
     }
@@ -197,15 +218,18 @@ registry::ExternalBlobs BaseResolver::registry_layers() {
 }
 
 Result<void> import_base_layers(const BaseImage& base, const std::vector<fs::path>& files, const oci::Layout& target) {
+  // Layout blobs are the user's immutable files, shared as `cp -l` would; the cache's are hwimg's
+  // own and may be rewritten, so a layout gets its own copy (a reflink where the filesystem can).
+  const bool may_link = base.source && base.source->kind == image::SourceKind::layout;
   for (std::size_t i = 0; i < base.layers.size(); ++i) {
     const auto& layer = base.layers[i];
     if (target.has_blob(layer.digest)) continue;
     const auto temporary = target.temporary_file("base-layer");
     std::error_code ec;
-    fs::create_hard_link(files[i], temporary, ec);
-    if (ec) {
-      fs::copy_file(files[i], temporary, ec);
-      if (ec) return fail("failed to copy base layer {}: {}", layer.digest.str(), ec.message());
+    if (may_link) fs::create_hard_link(files[i], temporary, ec);
+    if (!may_link || ec) {
+      HWIMG_TRY(with_context(util::copy_file_contents(files[i], temporary),
+                             fmt::format("failed to copy base layer {}", layer.digest.str())));
     }
     HWIMG_TRY(target.adopt_blob(temporary, layer.digest));
   }

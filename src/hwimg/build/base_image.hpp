@@ -79,7 +79,8 @@ private:
 [[nodiscard]] Result<oci::Descriptor> pick_platform(const std::vector<oci::Descriptor>& images,
                                                     const oci::Platform& platform);
 
-// Puts the base's layer blobs into `target` (a hard link where possible, else a copy).
+// Puts the base's layer blobs into `target`: hard links to a layout base's blobs where possible,
+// copies of the cache's (a later write to the cache must not reach a layout built before).
 [[nodiscard]] Result<void> import_base_layers(const BaseImage& base, const std::vector<std::filesystem::path>& files,
                                               const oci::Layout& target);
 

@@ -7,11 +7,6 @@
 namespace hwimg::image {
 namespace fs = std::filesystem;
 
-namespace {
-
-
-}  // namespace
-
 std::filesystem::path default_cache_root(const char* xdg_cache_home, const char* home) {
   if (xdg_cache_home != nullptr && *xdg_cache_home == '/') return fs::path(xdg_cache_home) / "hwimg";
   return fs::path(home != nullptr && *home != '\0' ? home : "/") / ".cache" / "hwimg";
@@ -54,6 +49,22 @@ Result<fs::path> BlobCache::get(ImageReader& reader, const oci::Descriptor& desc
   std::lock_guard guard(m_mutex);
   m_verified.insert(descriptor.digest);
   return path;
+}
+
+Result<std::string> BlobCache::read_document(ImageReader& reader, const oci::Descriptor& descriptor) {
+  const auto path = blob_path(descriptor.digest);
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    auto cached = util::read_file(path);
+    if (cached && oci::verify_content(descriptor, *cached, m_root.string())) return cached;
+    m_output.warning(fmt::format("the cached document {} in {} is corrupt: reading it again", descriptor.digest.str(),
+                                 m_root.string()));
+  }
+  HWIMG_TRY_ASSIGN(auto bytes, reader.read(descriptor));
+  // Same bytes whoever writes them, so concurrent writers need no lock: the last rename wins.
+  HWIMG_TRY(with_context(util::write_file_atomic(path, bytes),
+                         fmt::format("failed to store {} in the cache {}", descriptor.digest.str(), m_root.string())));
+  return bytes;
 }
 
 Result<void> BlobCache::fetch(ImageReader& reader, const oci::Descriptor& descriptor) {

@@ -27,6 +27,10 @@ public:
   // longer matches its digest is fetched again, with a warning naming it. Checked once per process.
   [[nodiscard]] Result<std::filesystem::path> get(ImageReader& reader, const oci::Descriptor& descriptor);
 
+  // An index, manifest or config: the cached copy when there is a good one, else read through
+  // `reader` (verified) and kept. A cached copy that does not match is read again, with a warning.
+  [[nodiscard]] Result<std::string> read_document(ImageReader& reader, const oci::Descriptor& descriptor);
+
 private:
   BlobCache(std::filesystem::path root, util::Output& output) : m_root(std::move(root)), m_output(output) {}
   [[nodiscard]] Result<void> fetch(ImageReader& reader, const oci::Descriptor& descriptor);

@@ -71,6 +71,57 @@ Result<void> fsync_directory(const fs::path& directory) {
   return {};
 }
 
+namespace {
+
+// Writes all of `data`; false with errno set on failure.
+bool write_all(int fd, std::string_view data) {
+  std::size_t written = 0;
+  while (written < data.size()) {
+    const auto n = ::write(fd, data.data() + written, data.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    written += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<void> copy_file_contents(const fs::path& from, const fs::path& to) {
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) return fail("failed to open {}: {}", from.string(), errno_text(errno));
+  UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!out.valid()) return fail("failed to create {}: {}", to.string(), errno_text(errno));
+  const auto remove_and_fail = [&](std::string_view verb) -> Result<void> {
+    const int saved = errno;
+    ::unlink(to.c_str());
+    return fail("failed to {} {} to {}: {}", verb, from.string(), to.string(), errno_text(saved));
+  };
+  bool plain_copy = false;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = 0;
+    if (!plain_copy) {
+      n = ::copy_file_range(in.get(), nullptr, out.get(), nullptr, std::size_t{1} << 30, 0);
+      // Filesystems and kernels that cannot do it say so before any byte is copied.
+      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+        plain_copy = true;
+        continue;
+      }
+    } else {
+      n = ::read(in.get(), buffer, sizeof buffer);
+      if (n > 0 && !write_all(out.get(), std::string_view(buffer, static_cast<std::size_t>(n)))) {
+        return remove_and_fail("copy");
+      }
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return remove_and_fail("copy");
+    if (n == 0) break;
+  }
+  if (::fsync(out.get()) != 0) return remove_and_fail("sync the copy of");
+  return {};
+}
+
 Result<void> write_file_durable(const fs::path& path, std::string_view data, unsigned mode) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
   if (!fd.valid()) {
@@ -85,16 +136,8 @@ Result<void> write_file_durable(const fs::path& path, std::string_view data, uns
   if (::fchmod(fd.get(), mode) != 0) {
     return remove_and_fail("set the mode of");
   }
-  std::size_t written = 0;
-  while (written < data.size()) {
-    const auto n = ::write(fd.get(), data.data() + written, data.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return remove_and_fail("write");
-    }
-    written += static_cast<std::size_t>(n);
+  if (!write_all(fd.get(), data)) {
+    return remove_and_fail("write");
   }
   if (::fsync(fd.get()) != 0) {
     return remove_and_fail("sync");

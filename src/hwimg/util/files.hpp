@@ -26,6 +26,11 @@ namespace fs = std::filesystem;
 // For files that are renamed into place by the caller.
 [[nodiscard]] Result<void> write_file_durable(const fs::path& path, std::string_view data, unsigned mode = 0644);
 
+// Creates `to` (which must not exist) with the bytes of `from`: copy_file_range, so the kernel
+// shares extents where the filesystem can (reflinks on XFS and Btrfs), a plain copy elsewhere.
+// Never a hard link: a later write to one file must not change the other.
+[[nodiscard]] Result<void> copy_file_contents(const fs::path& from, const fs::path& to);
+
 // Makes a rename or create in `directory` durable.
 [[nodiscard]] Result<void> fsync_directory(const fs::path& directory);
 
