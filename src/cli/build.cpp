@@ -18,7 +18,7 @@ void define_build_command(CLI::App& subcommand, Action& action) {
   cmd->add_option("-o,--output", request.layout, "Output OCI image layout directory");
   cmd->add_option("--push", arguments->push,
                   "Push the index, every variant and their TAG-<variant> tags to REGISTRY/REPO:TAG; without -o, "
-                  "no local layout is kept and registry base layers are mounted there, never downloaded")
+                  "no local layout is kept and registry base layers are mounted or relayed there, never stored here")
       ->option_text("REGISTRY/REPO:TAG");
   cmd->add_option("--tag", request.tag, "Tag of the multi-variant index; variants get TAG-<id>")->capture_default_str();
   cmd->add_option("-j,--jobs", request.jobs, "Variants built at once (default: one per core)");

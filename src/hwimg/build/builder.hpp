@@ -28,7 +28,7 @@ struct BuildRequest {
   registry::ClientOptions registry;              // for registry bases: credentials, --ca-file, ...
   std::filesystem::path cache;                   // the blob cache of registry bases (--cache)
   // --push: the index, every variant and their TAG-<id> tags go there; without a layout, a registry
-  // base's layers are mounted there, never downloaded.
+  // base's layers are skipped, mounted or relayed, never stored here.
   std::optional<registry::Reference> push;
 };
 

@@ -53,7 +53,8 @@ enum class ReadMethod { get, head };
 [[nodiscard]] Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Reference& reference);
 
 // Blobs an image needs that are not in its layout, and the repository holding each (the layers
-// of a registry base, for a build straight to a registry): mounted or skipped, never downloaded.
+// of a registry base, for a build straight to a registry): skipped, mounted, or relayed
+// from their registry as they upload, never stored here.
 using ExternalBlobs = std::map<oci::Digest, Reference>;
 
 struct PushSummary {
