@@ -18,21 +18,21 @@ struct nvmlMemory_v2_t {
   unsigned long long total, reserved, free, used;
 };
 constexpr unsigned int k_memory_v2_version = 0x02000028;
-constexpr nvmlReturn_t k_success = 0;
+constexpr nvmlReturn_t k_nvml_success = 0;
 constexpr int k_buffer_size = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE, covers UUIDs and versions too
 
-using InitFn = nvmlReturn_t();
-using ShutdownFn = nvmlReturn_t();
-using ErrorStringFn = const char*(nvmlReturn_t);
-using DriverVersionFn = nvmlReturn_t(char*, unsigned int);
-using CudaVersionFn = nvmlReturn_t(int*);
-using CountFn = nvmlReturn_t(unsigned int*);
-using HandleFn = nvmlReturn_t(unsigned int, nvmlDevice_t*);
-using StringFn = nvmlReturn_t(nvmlDevice_t, char*, unsigned int);
-using CapabilityFn = nvmlReturn_t(nvmlDevice_t, int*, int*);
-using BrandFn = nvmlReturn_t(nvmlDevice_t, int*);
-using MemoryFn = nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*);
-using MemoryV2Fn = nvmlReturn_t(nvmlDevice_t, nvmlMemory_v2_t*);
+using NvmlInitFn = nvmlReturn_t();
+using NvmlShutdownFn = nvmlReturn_t();
+using NvmlErrorStringFn = const char*(nvmlReturn_t);
+using NvmlDriverVersionFn = nvmlReturn_t(char*, unsigned int);
+using NvmlCudaVersionFn = nvmlReturn_t(int*);
+using NvmlCountFn = nvmlReturn_t(unsigned int*);
+using NvmlHandleFn = nvmlReturn_t(unsigned int, nvmlDevice_t*);
+using NvmlStringFn = nvmlReturn_t(nvmlDevice_t, char*, unsigned int);
+using NvmlCapabilityFn = nvmlReturn_t(nvmlDevice_t, int*, int*);
+using NvmlBrandFn = nvmlReturn_t(nvmlDevice_t, int*);
+using NvmlMemoryFn = nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*);
+using NvmlMemoryV2Fn = nvmlReturn_t(nvmlDevice_t, nvmlMemory_v2_t*);
 
 constexpr std::array<std::string_view, 31> k_return_names{
     "NVML_SUCCESS", "NVML_ERROR_UNINITIALIZED", "NVML_ERROR_INVALID_ARGUMENT", "NVML_ERROR_NOT_SUPPORTED",
@@ -56,7 +56,7 @@ std::string return_name(nvmlReturn_t code) {
 // Calls `shutdown` when the query ends, whatever the outcome.
 class Session {
 public:
-  explicit Session(ShutdownFn* shutdown) : m_shutdown(shutdown) {}
+  explicit Session(NvmlShutdownFn* shutdown) : m_shutdown(shutdown) {}
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   ~Session() {
@@ -66,7 +66,7 @@ public:
   }
 
 private:
-  ShutdownFn* m_shutdown;
+  NvmlShutdownFn* m_shutdown;
 };
 
 template <typename Function>
@@ -90,73 +90,73 @@ std::string nvml_brand_name(int brand) {
 
 Result<NvidiaFacts> query_nvml(const std::string& library_name, const StepLog& log) {
   HWIMG_TRY_ASSIGN(const auto library, util::SharedLibrary::open(library_name));
-  auto* init = find_either<InitFn>(library, "nvmlInit_v2", "nvmlInit");
-  auto* driver_version = library.find<DriverVersionFn>("nvmlSystemGetDriverVersion");
-  auto* count = find_either<CountFn>(library, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
-  auto* handle = find_either<HandleFn>(library, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+  auto* init = find_either<NvmlInitFn>(library, "nvmlInit_v2", "nvmlInit");
+  auto* driver_version = library.find<NvmlDriverVersionFn>("nvmlSystemGetDriverVersion");
+  auto* count = find_either<NvmlCountFn>(library, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+  auto* handle = find_either<NvmlHandleFn>(library, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
   if (init == nullptr || driver_version == nullptr || count == nullptr || handle == nullptr) {
     return fail("{} lacks nvmlInit_v2, nvmlSystemGetDriverVersion, nvmlDeviceGetCount_v2 or "
                 "nvmlDeviceGetHandleByIndex_v2",
                 library_name);
   }
   // Optional: absent from older drivers (nvidia-interfaces.md 1.7).
-  auto* cuda_version = find_either<CudaVersionFn>(library, "nvmlSystemGetCudaDriverVersion_v2",
+  auto* cuda_version = find_either<NvmlCudaVersionFn>(library, "nvmlSystemGetCudaDriverVersion_v2",
                                                   "nvmlSystemGetCudaDriverVersion");
-  auto* name = library.find<StringFn>("nvmlDeviceGetName");
-  auto* uuid = library.find<StringFn>("nvmlDeviceGetUUID");
-  auto* capability = library.find<CapabilityFn>("nvmlDeviceGetCudaComputeCapability");
-  auto* brand = library.find<BrandFn>("nvmlDeviceGetBrand");
-  auto* memory_v2 = library.find<MemoryV2Fn>("nvmlDeviceGetMemoryInfo_v2");
-  auto* memory = library.find<MemoryFn>("nvmlDeviceGetMemoryInfo");
+  auto* name = library.find<NvmlStringFn>("nvmlDeviceGetName");
+  auto* uuid = library.find<NvmlStringFn>("nvmlDeviceGetUUID");
+  auto* capability = library.find<NvmlCapabilityFn>("nvmlDeviceGetCudaComputeCapability");
+  auto* brand = library.find<NvmlBrandFn>("nvmlDeviceGetBrand");
+  auto* memory_v2 = library.find<NvmlMemoryV2Fn>("nvmlDeviceGetMemoryInfo_v2");
+  auto* memory = library.find<NvmlMemoryFn>("nvmlDeviceGetMemoryInfo");
   const auto skipped = [&](const char* function) { log(fmt::format("nvml: {} not exported, skipped", function)); };
 
-  if (const auto code = init(); code != k_success) {
+  if (const auto code = init(); code != k_nvml_success) {
     return fail("nvmlInit_v2 returned {}", return_name(code));
   }
-  const Session session(library.find<ShutdownFn>("nvmlShutdown"));
+  const Session session(library.find<NvmlShutdownFn>("nvmlShutdown"));
 
   NvidiaFacts facts;
   facts.source = "nvml";
   char text[k_buffer_size] = {};
-  if (const auto code = driver_version(text, sizeof text); code != k_success) {
+  if (const auto code = driver_version(text, sizeof text); code != k_nvml_success) {
     return fail("nvmlSystemGetDriverVersion returned {}", return_name(code));
   }
   facts.driver_version = std::string(text);
   if (cuda_version == nullptr) {
     skipped("nvmlSystemGetCudaDriverVersion_v2");
-  } else if (int encoded = 0; cuda_version(&encoded) == k_success && encoded > 0) {
+  } else if (int encoded = 0; cuda_version(&encoded) == k_nvml_success && encoded > 0) {
     facts.cuda_driver_version = cuda_version_text(encoded);
   }
 
   unsigned int devices = 0;
-  if (const auto code = count(&devices); code != k_success) {
+  if (const auto code = count(&devices); code != k_nvml_success) {
     return fail("nvmlDeviceGetCount_v2 returned {}", return_name(code));
   }
   for (unsigned int index = 0; index < devices; ++index) {
     nvmlDevice_t device = nullptr;
-    if (const auto code = handle(index, &device); code != k_success) {
+    if (const auto code = handle(index, &device); code != k_nvml_success) {
       // A GPU the caller may not open (cgroups) is counted but not usable: skip it.
       log(fmt::format("nvml: GPU {}: nvmlDeviceGetHandleByIndex_v2 returned {}, skipped", index, return_name(code)));
       continue;
     }
     GpuFacts gpu;
     gpu.index = static_cast<int>(index);
-    if (name != nullptr && name(device, text, sizeof text) == k_success) {
+    if (name != nullptr && name(device, text, sizeof text) == k_nvml_success) {
       gpu.name = text;
     }
-    if (uuid != nullptr && uuid(device, text, sizeof text) == k_success) {
+    if (uuid != nullptr && uuid(device, text, sizeof text) == k_nvml_success) {
       gpu.uuid = text;
     }
-    if (int major = 0, minor = 0; capability != nullptr && capability(device, &major, &minor) == k_success) {
+    if (int major = 0, minor = 0; capability != nullptr && capability(device, &major, &minor) == k_nvml_success) {
       gpu.compute_capability = fmt::format("{}.{}", major, minor);
     }
-    if (int value = 0; brand != nullptr && brand(device, &value) == k_success) {
+    if (int value = 0; brand != nullptr && brand(device, &value) == k_nvml_success) {
       gpu.brand = nvml_brand_name(value);
     }
     if (nvmlMemory_v2_t info{k_memory_v2_version, 0, 0, 0, 0};
-        memory_v2 != nullptr && memory_v2(device, &info) == k_success) {
+        memory_v2 != nullptr && memory_v2(device, &info) == k_nvml_success) {
       gpu.memory_mib = info.total / (1024 * 1024);
-    } else if (nvmlMemory_t old{}; memory != nullptr && memory(device, &old) == k_success) {
+    } else if (nvmlMemory_t old{}; memory != nullptr && memory(device, &old) == k_nvml_success) {
       gpu.memory_mib = old.total / (1024 * 1024);
     }
     facts.gpus.push_back(std::move(gpu));
