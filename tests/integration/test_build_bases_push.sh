@@ -76,6 +76,18 @@ assert_eq "$reg/debian/runtime:bookworm $base_manifest" \
   "$(raw main "app/stencil:1.0-cpu-x86-64-v1" | jq -r '.annotations | .["org.opencontainers.image.base.name"] + " " + .["org.opencontainers.image.base.digest"]')" \
   "base.name and base.digest"
 
+step "-o DIR and --push: the layout keeps the base layers, the push mounts them from the base's repository"
+mark=$(log_mark "$dir")
+hw_ok build "$app/recipe.yaml" -o "$TEST_TMP/layout-pushed" --push "$reg/app/stencil-three:1.0" -j 2 --cache "$TEST_TMP/cache-layout" "${tls[@]}"
+assert_eq "$index" "$(pushed_digest)" "index digest of -o with --push"
+requests=$(requests_since "$dir" "$mark")
+for layer in "${base_layers[@]}"; do
+  [ -e "$(layout_blob "$TEST_TMP/layout-pushed" "$layer")" ] || fail "the layout lacks base layer $layer"
+  grep -qxF "POST /v2/app/stencil-three/blobs/uploads/?mount=${layer/:/%3A}&from=debian%2Fruntime 201" <<<"$requests" ||
+    fail "base layer $layer was not mounted: $(grep -F "${layer#sha256:}" <<<"$requests")"
+  assert_eq "" "$(grep -E "^(PUT|PATCH) .*${layer#sha256:}" <<<"$requests" || true)" "uploads of base layer $layer"
+done
+
 step "skopeo copies the pushed index back; umoci and runc run it on the base's /bin/sh"
 mapfile -t src < <(skopeo_flags src main)
 skopeo copy -q --all "${src[@]}" "docker://$reg/app/stencil:1.0" "oci:$TEST_TMP/back:1.0" ||

@@ -213,8 +213,11 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
                                 "failed to write the image index"));
   if (request.push) {
     HWIMG_TRY_ASSIGN(auto client, registry::Client::create(request.registry));
-    const auto external = settings.base_layers == BaseLayers::left_in_registry ? bases.registry_layers()
-                                                                               : registry::ExternalBlobs{};
+    auto external = bases.registry_layers();
+    if (settings.base_layers == BaseLayers::copied) {
+      // The layout holds the base layers too, but a mount within the target registry beats an upload.
+      std::erase_if(external, [&](const auto& entry) { return entry.second.registry != request.push->registry; });
+    }
     HWIMG_TRY_ASSIGN(report.pushed, client.push_layout(request.layout, request.tag, *request.push, external));
   }
   return report;
