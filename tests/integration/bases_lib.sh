@@ -141,3 +141,17 @@ requests_since() { # requests_since DIR MARK: "METHOD PATH STATUS" per request, 
     sed -E 's/^"([A-Z]+) ([^ ]*) HTTP[^"]*" /\1 \2 /' || true
 }
 count_lines() { if [ -z "$1" ]; then echo 0; else grep -c . <<<"$1"; fi; }
+
+# stalling_proxy: the plain registry's debian/big:64 behind registry_proxy.py, which stalls the
+# first blob GET (it creates $port_file.stalled then); sets proxy (127.0.0.1:PORT) and port_file.
+stalling_proxy() {
+  base_registry plain --no-tls
+  put plain "oci:$IMAGE_big:bookworm" debian/big:64 --all
+  port_file=$TEST_TMP/proxy.port
+  python3 "$PROXY" --upstream "$REG_plain" --port-file "$port_file" --stall-blob-gets 1 --log "$TEST_TMP/proxy.log" &
+  add_cleanup "kill $! 2>/dev/null"
+  for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
+  [ -s "$port_file" ] || fail "the proxy did not start"
+  proxy=127.0.0.1:$(cat "$port_file")
+  add_auth "$proxy" "$(cat "$REG_plain_DIR/password")"
+}

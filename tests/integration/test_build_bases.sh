@@ -182,18 +182,9 @@ for id in $(variant_ids "$TEST_TMP/untagged/out" 1); do
 done
 
 step "SIGKILL while a base layer downloads, then a rerun"
-base_registry plain --no-tls
-put plain "oci:$IMAGE_big:bookworm" debian/big:64 --all
+stalling_proxy
 big_layer=$(raw plain debian/big:64 | jq -r '.manifests[0].digest')
 big_layer=$(layers_of plain "debian/big@$big_layer" | awk '{print $NF}')
-port_file=$TEST_TMP/proxy.port
-python3 "$PROXY" --upstream "$REG_plain" --port-file "$port_file" --stall-blob-gets 1 --log "$TEST_TMP/proxy.log" &
-proxy_pid=$!
-add_cleanup "kill $proxy_pid 2>/dev/null"
-for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-[ -s "$port_file" ] || fail "the proxy did not start"
-proxy=127.0.0.1:$(cat "$port_file")
-add_auth "$proxy" "$(cat "$REG_plain_DIR/password")"
 mkdir -p "$TEST_TMP/killed"
 echo hello >"$TEST_TMP/killed/hello.txt"
 cat >"$TEST_TMP/killed/recipe.yaml" <<EOF

@@ -144,16 +144,7 @@ skopeo copy -q --all "${src[@]}" "docker://$reg/app/killed:1.0" "oci:$TEST_TMP/k
 assert_eq "" "$(find "$kcache" -name '*.tmp-*')" "temporary files in the cache after the rerun"
 
 step "SIGKILL while a 64 MiB base layer is relayed from another registry; a rerun completes"
-base_registry plain --no-tls
-put plain "oci:$IMAGE_big:bookworm" debian/big:64 --all
-port_file=$TEST_TMP/proxy.port
-python3 "$PROXY" --upstream "$REG_plain" --port-file "$port_file" --stall-blob-gets 1 --log "$TEST_TMP/proxy.log" &
-proxy_pid=$!
-add_cleanup "kill $proxy_pid 2>/dev/null"
-for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-[ -s "$port_file" ] || fail "the proxy did not start"
-proxy=127.0.0.1:$(cat "$port_file")
-add_auth "$proxy" "$(cat "$REG_plain_DIR/password")"
+stalling_proxy
 write_recipe "$app/relayed.yaml" "$proxy/debian/big:64"
 rcache=$TEST_TMP/cache-relayed
 "$HWIMG" build "$app/relayed.yaml" --push "$reg/app/relayed:1.0" -j 2 --cache "$rcache" "${tls[@]}" \

@@ -29,6 +29,15 @@ serve::SharedOutcome judged(std::string variant) {
   return std::make_shared<const serve::TagOutcome>(std::move(outcome));
 }
 
+// A fetch that answers v1, v2, ... and counts its calls.
+struct CountingFetch {
+  int calls = 0;
+  Result<serve::SharedOutcome> operator()() {
+    ++calls;
+    return judged("v" + std::to_string(calls));
+  }
+};
+
 serve::SharedOutcome upstream(long status) {
   serve::TagOutcome outcome;
   outcome.upstream = registry::Answer{status, {}, {}, false};
@@ -40,18 +49,15 @@ serve::SharedOutcome upstream(long status) {
 TEST_CASE("an answer is kept for the TTL, then fetched again") {
   Clock clock;
   serve::TagCache cache(60s, clock.function());
-  int fetches = 0;
-  const auto fetch = [&] {
-    ++fetches;
-    return Result<serve::SharedOutcome>(judged("v" + std::to_string(fetches)));
-  };
+  CountingFetch counting;
+  const auto fetch = [&] { return counting(); };
   CHECK((*cache.get("k", fetch))->answer->variant == "v1");
   clock.now += 59s;
   CHECK((*cache.get("k", fetch))->answer->variant == "v1");
-  CHECK(fetches == 1);
+  CHECK(counting.calls == 1);
   clock.now += 1s;
   CHECK((*cache.get("k", fetch))->answer->variant == "v2");
-  CHECK(fetches == 2);
+  CHECK(counting.calls == 2);
   CHECK((*cache.get("other", fetch))->answer->variant == "v3");
 }
 
@@ -102,11 +108,8 @@ TEST_CASE("concurrent requests for a tag share one fetch") {
 TEST_CASE("clear forgets answers, and a fetch under way at the time is not kept") {
   Clock clock;
   serve::TagCache cache(60s, clock.function());
-  int fetches = 0;
-  const auto fetch = [&] {
-    ++fetches;
-    return Result<serve::SharedOutcome>(judged("v" + std::to_string(fetches)));
-  };
+  CountingFetch counting;
+  const auto fetch = [&] { return counting(); };
   CHECK((*cache.get("k", fetch))->answer->variant == "v1");
   cache.clear();
   CHECK((*cache.get("k", fetch))->answer->variant == "v2");
