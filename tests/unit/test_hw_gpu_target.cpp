@@ -68,6 +68,15 @@ TEST_CASE("which toolkit compiles which target") {
   CHECK(toolkit_error("12.9", "sm_100f").empty());
   CHECK(toolkit_error("12.9", "sm_110") == "sm_110 needs CUDA 13.0 or newer");
   CHECK(toolkit_error("13.0", "sm_107f") == "sm_107f needs CUDA 13.4 or newer");
+  CHECK(toolkit_error("13.3", "sm_107") == "sm_107 needs CUDA 13.4 or newer");
+  CHECK(toolkit_error("13.3", "compute_107a") == "compute_107a needs CUDA 13.4 or newer");
+  CHECK(toolkit_error("13.4", "sm_107").empty());
+  CHECK(toolkit_error("13.4", "compute_107f").empty());
+  CHECK(toolkit_error("12.9", "sm_88") == "sm_88 needs CUDA 13.0 or newer");
+  CHECK(toolkit_error("13.4", "sm_88").empty());
+  CHECK(toolkit_error("13.4", "sm_121a").empty());
+  CHECK(toolkit_error("13.4", "sm_110f").empty());
+  CHECK(toolkit_error("13.4", "sm_72") == "CUDA 13.0 dropped sm_72; the last toolkit for it is CUDA 12.9");
   CHECK(toolkit_error("13.0", "sm_70") == "CUDA 13.0 dropped sm_70; the last toolkit for it is CUDA 12.9");
   CHECK(toolkit_error("13.0", "sm_50") == "CUDA 13.0 dropped sm_50; the last toolkit for it is CUDA 12.9");
   CHECK(toolkit_error("13.0", "sm_72") == "CUDA 13.0 dropped sm_72; the last toolkit for it is CUDA 12.9");
@@ -90,6 +99,38 @@ TEST_CASE("every target nvcc 13.0 accepts is known to compile with 13.0, and not
     }
   }
   CHECK(supported == nvcc13.size());
+}
+
+TEST_CASE("CUDA 13.4 builds what 13.0 does plus Rubin, and nothing below 7.5") {
+  std::size_t supported = 0;
+  for (const auto& name : gpu_target_names()) {
+    const auto target = t(name);
+    if (name.starts_with("sm_") && check_toolkit_supports({13, 4}, target)) {
+      ++supported;
+      CHECK(target.capability >= ComputeCapability{7, 5});
+      CHECK((check_toolkit_supports({13, 0}, target) || target.capability == ComputeCapability{10, 7}));
+    }
+  }
+  CHECK(supported == 23 + 3);  // nvcc 13.0's list, then sm_107, sm_107a, sm_107f
+}
+
+TEST_CASE("a family target runs on its major's devices of an equal or higher minor") {
+  // Every CC a current family has (10.1 is Thor's CUDA 12.8/12.9 number, 11.0 since).
+  const std::vector<ComputeCapability> devices{{10, 0}, {10, 3}, {10, 7}, {11, 0}, {12, 0}, {12, 1}};
+  for (const auto& family : devices) {
+    std::vector<ComputeCapability> expected;
+    std::ranges::copy_if(devices, std::back_inserter(expected), [&](ComputeCapability cc) {
+      return cc.major == family.major && cc.minor >= family.minor;
+    });
+    const auto members = family_members(family);
+    CAPTURE(family.str());
+    CHECK(std::vector(members.begin(), members.end()) == expected);
+  }
+  CHECK(family_members({10, 1}).size() == 1);
+  CHECK(serve(t("sm_103f"), {10, 7}).kind == ServeKind::family);
+  CHECK_FALSE(serve(t("sm_107f"), {10, 3}).serves());
+  CHECK_FALSE(serve(t("sm_107a"), {10, 0}).serves());
+  CHECK(serve(t("sm_107"), {10, 7}).kind == ServeKind::sass_same);
 }
 
 TEST_CASE("serving follows section 5 rule 3") {

@@ -55,7 +55,7 @@ TEST_CASE("rule 3: device code serves a compute capability as NVIDIA's rules say
   for (const auto& c : cases) {
     CAPTURE(c.targets);
     CAPTURE(c.capability);
-    const auto host = with_gpus(cpu_host("x86-64-v3"), "580.65.06", "13.0", {c.capability});
+    const auto host = with_gpus(cpu_host("x86-64-v3"), "615.71.09", "13.4", {c.capability});  // runs Rubin (10.7)
     const auto selection = run({gpu_variant("v", "12.8", c.targets)}, host);
     const auto& verdict = selection.verdicts.front();
     CHECK(verdict.compatible() == c.compatible);

@@ -42,6 +42,17 @@ private:
   std::string m_text;
 };
 
+// One row of a CUDA fact table and the public document it comes from: the tables are NVIDIA's
+// facts, so each row must say where it was read (docs/compatibility.md#cuda-toolkits-and-drivers).
+struct FactSource {
+  std::string_view table;  // "toolkit drivers"
+  std::string row;         // "12.8"
+  std::string_view source; // an https:// address
+};
+
+// Every row of the toolkit, driver branch and minor-version tables with its source.
+[[nodiscard]] std::vector<FactSource> cuda_release_sources();
+
 // Every toolkit release, oldest first (11.0 ... 13.4; there is no 12.7 toolkit).
 [[nodiscard]] std::span<const CudaVersion> cuda_toolkit_versions();
 [[nodiscard]] bool is_cuda_toolkit_version(CudaVersion version);
@@ -50,8 +61,18 @@ private:
 // NVIDIA has not published it (13.4).
 [[nodiscard]] std::optional<DriverVersion> toolkit_native_driver(CudaVersion toolkit);
 
-// The oldest driver that runs any toolkit of `major` by minor-version compatibility:
-// 11 -> 450.80.02, 12 -> 525, 13 -> 580. Absent for majors without minor-version compatibility.
+// The drivers that run every toolkit of one major by minor-version compatibility, i.e. drivers of
+// that major older than the toolkit: 11.x [450.80.02, 525), 12.x [525, 580), 13.x [580, -). A driver
+// from the upper bound on is of a newer major and runs the toolkit natively instead
+// (docs/compatibility.md#cuda-driver-floors).
+struct MinorCompatRange {
+  DriverVersion floor;
+  std::optional<int> upper_branch;  // exclusive; absent for the newest major
+
+  [[nodiscard]] bool contains(const DriverVersion& driver) const;
+};
+[[nodiscard]] std::optional<MinorCompatRange> minor_compat_range(int major);
+// The range's floor: 11 -> 450.80.02, 12 -> 525, 13 -> 580.
 [[nodiscard]] std::optional<DriverVersion> minor_compat_floor(int major);
 
 // The CUDA version a driver supports, from its branch (535 -> 12.2, 565 -> 12.7); for a branch

@@ -1,87 +1,16 @@
 #include "hwimg/hw/gpu_target.hpp"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 
 #include <fmt/format.h>
 
+#include "hwimg/hw/detail/gpu_target_table.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::hw {
 
 namespace {
-
-struct TargetSupport {
-  int number;  // 90 for sm_90
-  ArchFeatures features;
-  CudaVersion first;  // {0, 0}: older than every toolkit in cuda_release
-  std::optional<CudaVersion> removed_in;
-  std::string_view renamed_to;  // the name the removed target lives on under, if any
-};
-
-constexpr ArchFeatures base = ArchFeatures::baseline;
-constexpr ArchFeatures fam = ArchFeatures::family;
-constexpr ArchFeatures arch = ArchFeatures::arch_specific;
-
-// docs/compatibility.md#gpu-targets-by-toolkit (nvcc 13.0 --list-gpu-code, NVIDIA's matrix); each
-// row covers the sm_ and compute_ spelling alike.
-constexpr std::array target_support{
-    TargetSupport{35, base, {0, 0}, CudaVersion{12, 0}, ""},
-    TargetSupport{37, base, {0, 0}, CudaVersion{12, 0}, ""},
-    TargetSupport{50, base, {0, 0}, CudaVersion{13, 0}, ""},
-    TargetSupport{52, base, {0, 0}, CudaVersion{13, 0}, ""},
-    TargetSupport{53, base, {0, 0}, CudaVersion{13, 0}, ""},
-    TargetSupport{60, base, {8, 0}, CudaVersion{13, 0}, ""},
-    TargetSupport{61, base, {8, 0}, CudaVersion{13, 0}, ""},
-    TargetSupport{62, base, {8, 0}, CudaVersion{13, 0}, ""},
-    TargetSupport{70, base, {9, 0}, CudaVersion{13, 0}, ""},
-    TargetSupport{72, base, {9, 1}, CudaVersion{13, 0}, ""},
-    TargetSupport{75, base, {10, 0}, std::nullopt, ""},
-    TargetSupport{80, base, {11, 0}, std::nullopt, ""},
-    TargetSupport{86, base, {11, 1}, std::nullopt, ""},
-    TargetSupport{87, base, {11, 4}, std::nullopt, ""},
-    TargetSupport{88, base, {13, 0}, std::nullopt, ""},
-    TargetSupport{89, base, {11, 8}, std::nullopt, ""},
-    TargetSupport{90, base, {11, 8}, std::nullopt, ""},
-    TargetSupport{90, arch, {12, 0}, std::nullopt, ""},
-    TargetSupport{100, base, {12, 8}, std::nullopt, ""},
-    TargetSupport{100, arch, {12, 8}, std::nullopt, ""},
-    TargetSupport{100, fam, {12, 9}, std::nullopt, ""},
-    TargetSupport{101, base, {12, 8}, CudaVersion{13, 0}, "110"},
-    TargetSupport{101, arch, {12, 8}, CudaVersion{13, 0}, "110a"},
-    TargetSupport{101, fam, {12, 9}, CudaVersion{13, 0}, "110f"},
-    TargetSupport{103, base, {12, 9}, std::nullopt, ""},
-    TargetSupport{103, arch, {12, 9}, std::nullopt, ""},
-    TargetSupport{103, fam, {12, 9}, std::nullopt, ""},
-    TargetSupport{107, base, {13, 4}, std::nullopt, ""},
-    TargetSupport{107, arch, {13, 4}, std::nullopt, ""},
-    TargetSupport{107, fam, {13, 4}, std::nullopt, ""},
-    TargetSupport{110, base, {13, 0}, std::nullopt, ""},
-    TargetSupport{110, arch, {13, 0}, std::nullopt, ""},
-    TargetSupport{110, fam, {13, 0}, std::nullopt, ""},
-    TargetSupport{120, base, {12, 8}, std::nullopt, ""},
-    TargetSupport{120, arch, {12, 8}, std::nullopt, ""},
-    TargetSupport{120, fam, {12, 9}, std::nullopt, ""},
-    TargetSupport{121, base, {12, 9}, std::nullopt, ""},
-    TargetSupport{121, arch, {12, 9}, std::nullopt, ""},
-    TargetSupport{121, fam, {12, 9}, std::nullopt, ""},
-};
-
-struct Family {
-  ComputeCapability target;
-  std::array<ComputeCapability, 3> members;
-  std::size_t count;
-};
-
-// The current Programming Guide's families (docs/compatibility.md#gpu-families); 10.1 is Thor under
-// CUDA 12.8/12.9, renumbered 11.0 since.
-constexpr std::array families{
-    Family{{10, 0}, {{{10, 0}, {10, 3}, {10, 7}}}, 3}, Family{{10, 1}, {{{10, 1}}}, 1},
-    Family{{10, 3}, {{{10, 3}, {10, 7}}}, 2},          Family{{10, 7}, {{{10, 7}}}, 1},
-    Family{{11, 0}, {{{11, 0}}}, 1},                   Family{{12, 0}, {{{12, 0}, {12, 1}}}, 2},
-    Family{{12, 1}, {{{12, 1}}}, 1},
-};
 
 char suffix_of(ArchFeatures features) {
   switch (features) {
@@ -100,11 +29,12 @@ std::string target_name(CodeKind kind, int number, ArchFeatures features) {
   return name;
 }
 
-const TargetSupport* find_support(const GpuTarget& target) {
-  const auto found = std::ranges::find_if(target_support, [&](const TargetSupport& row) {
+const detail::TargetSupportRow* find_support(const GpuTarget& target) {
+  const auto rows = detail::target_support_rows();
+  const auto found = std::ranges::find_if(rows, [&](const detail::TargetSupportRow& row) {
     return row.number == target.capability.number() && row.features == target.features;
   });
-  return found == target_support.end() ? nullptr : &*found;
+  return found == rows.end() ? nullptr : &*found;
 }
 
 // Syntax only: "sm_" or "compute_", two or three digits, an optional "a" or "f".
@@ -169,7 +99,7 @@ std::string GpuTarget::name() const { return target_name(kind, capability.number
 std::vector<std::string> gpu_target_names() {
   std::vector<std::string> names;
   for (const auto kind : {CodeKind::sass, CodeKind::ptx}) {
-    for (const auto& row : target_support) {
+    for (const auto& row : detail::target_support_rows()) {
       names.push_back(target_name(kind, row.number, row.features));
     }
   }
@@ -227,7 +157,7 @@ Result<void> check_toolkit_supports(CudaVersion toolkit, const GpuTarget& target
 }
 
 std::span<const ComputeCapability> family_members(ComputeCapability family) {
-  for (const auto& entry : families) {
+  for (const auto& entry : detail::target_family_rows()) {
     if (entry.target == family) {
       return std::span(entry.members).first(entry.count);
     }

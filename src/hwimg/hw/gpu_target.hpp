@@ -57,6 +57,9 @@ struct GpuTarget {
 // The compute capabilities of family `f` targets (current guide: sm_100f on 10.0, 10.3, 10.7).
 [[nodiscard]] std::span<const ComputeCapability> family_members(ComputeCapability family);
 
+// Every row of the target and family tables with the document it comes from.
+[[nodiscard]] std::vector<FactSource> gpu_target_sources();
+
 // How a target's code serves a device, best first (docs/selection.md#ranking key 2).
 enum class ServeKind { arch_specific, family, sass_same, sass_lower_minor, ptx_jit, none };
 

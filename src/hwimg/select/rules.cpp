@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "hwimg/hw/gpu_driver_floor.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::select {
@@ -192,6 +193,20 @@ bool check_cuda(const Requirements& req, const HostView& host, const GpuOutcome&
   return true;
 }
 
+// Rule 4: a GPU generation newer than the host's driver (docs/compatibility.md#gpu-driver-floors).
+void check_gpu_driver_floors(const Requirements& req, const HostView& host, std::vector<std::string>& reasons) {
+  if (!req.cuda || !host.has_driver) {
+    return;
+  }
+  std::vector<hw::GpuDevice> devices;
+  for (const auto& gpu : host.gpus) {
+    if (gpu.capability) {
+      devices.push_back({gpu.index, *gpu.capability});
+    }
+  }
+  std::ranges::move(hw::gpu_driver_floor_failures(devices, host.cuda, host.driver), std::back_inserter(reasons));
+}
+
 // Rule 5.
 void check_bundled_driver(const Requirements& req, const HostView& host, std::vector<std::string>& reasons) {
   if (!req.bundled_driver) {
@@ -286,6 +301,7 @@ Verdict judge(Requirements requirements, const HostView& host, std::size_t posit
     gpus = check_gpus(req, host, reasons);
   }
   const bool native = check_cuda(req, host, gpus, reasons);
+  check_gpu_driver_floors(req, host, reasons);
   check_bundled_driver(req, host, reasons);
   check_nvidia_require(req, host, reasons);
 
