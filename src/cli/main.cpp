@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
       {"login", "Check credentials with a registry and store them in Docker's config.json", define_login_command},
       {"select", "Print the one variant of an image that runs on this host "
                  "(ready for docker run), and why every other one does not", define_select_command},
+      {"check", "Exit 0 if an image (a manifest, or a variant of an index) runs on this host, "
+                "3 with the reasons if not: a guard for init containers and Slurm prologs", define_check_command},
       {"index", "Work with multi-variant image indexes on a registry", define_index_command},
       {"serve", "Run a node-local registry mirror that answers a tag with the variant "
                 "that runs on this node (for containerd, CRI-O, podman, enroot)", define_serve_command},

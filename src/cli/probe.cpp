@@ -46,7 +46,13 @@ void define_probe_command(CLI::App& subcommand, Action& action) {
       "  HWIMG_CUDA_LIBRARY           dlopen this instead of libcuda.so.1\n"
       "  HWIMG_OVERRIDE_CUDA          like conda's CONDA_OVERRIDE_CUDA: a version (\"12.4\") replaces the CUDA\n"
       "                               driver version; set and empty means no CUDA, nothing is probed\n"
+      "  HWIMG_OVERRIDE_COMPUTE_CAPABILITY\n"
+      "                               one GPU per compute capability (\"9.0\", \"8.0,9.0\") instead of the\n"
+      "                               probed GPUs (which keep their names and UUIDs); empty: no GPU\n"
+      "  HWIMG_OVERRIDE_CPU_LEVEL     a generic CPU of this level (\"x86-64-v2\", \"armv8.2a\"): the\n"
+      "                               level's features only, no named microarchitecture\n"
       "  HWIMG_CUDA_PROBE_TIMEOUT_MS  how long NVML and the CUDA driver may take, each (default 5000)\n"
+      "Overrides also apply where select, check and serve probe; --host FILE is read as written.\n"
       "No NVIDIA driver gives \"nvidia\": null and exit status 0.");
   command->callback([flags, &action] {
     action = [arguments = arguments_of(*flags)] { return commands::run_probe(arguments); };

@@ -104,7 +104,8 @@ assert_eq "hwimg" "$(ls -A "$TEST_TMP/features.d")" "only the final file is left
 
 step "--help documents the overrides"
 HELP=$("$HWIMG" probe --help)
-for var in HWIMG_PROC_ROOT HWIMG_SYS_ROOT HWIMG_NVML_LIBRARY HWIMG_CUDA_LIBRARY HWIMG_OVERRIDE_CUDA HWIMG_CUDA_PROBE_TIMEOUT_MS; do
+for var in HWIMG_PROC_ROOT HWIMG_SYS_ROOT HWIMG_NVML_LIBRARY HWIMG_CUDA_LIBRARY HWIMG_OVERRIDE_CUDA \
+  HWIMG_OVERRIDE_COMPUTE_CAPABILITY HWIMG_OVERRIDE_CPU_LEVEL HWIMG_CUDA_PROBE_TIMEOUT_MS; do
   assert_contains "$HELP" "$var" "--help"
 done
 echo "PASS"

@@ -67,6 +67,7 @@ TEST_CASE("the cuda-kernel variants that ran on a real H100 are exactly the comp
   }
   CHECK(chosen_name(selection) == "cuda13.0-sm90a-x86-64-v1");
   CHECK(verdict_of(selection, "cuda13.0-sm120-x86-64-v1").reasons ==
-        std::vector<std::string>{"no code for compute capability 9.0 (has sm_120, compute_120)"});
+        std::vector<std::string>{
+            "GPU 0 (NVIDIA H100 80GB HBM3): no code for compute capability 9.0 (has sm_120, compute_120)"});
   CHECK(verdict_of(selection, "cuda13.0-sm80-x86-64-v1").key.gpu_serving.kind == hw::ServeKind::ptx_jit);
 }

@@ -62,8 +62,9 @@ TEST_CASE("rule 3: device code serves a compute capability as NVIDIA's rules say
     if (c.compatible) {
       CHECK(verdict.key.gpu_serving.kind == c.kind);
     } else {
-      CHECK(verdict.reasons == std::vector<std::string>{fmt::format("no code for compute capability {} (has {})",
-                                                                    c.capability, comma_space(c.targets))});
+      CHECK(verdict.reasons ==
+            std::vector<std::string>{fmt::format("GPU 0 (GPU {}): no code for compute capability {} (has {})",
+                                                 c.capability, c.capability, comma_space(c.targets))});
     }
   }
 }
@@ -73,9 +74,9 @@ TEST_CASE("rule 3: mixed GPUs are judged on the worst-served one, every unserved
   const auto selection = run({gpu_variant("both", "12.8", "sm_80,sm_90"), gpu_variant("old", "12.8", "sm_70,sm_80")},
                              host);
   CHECK(verdict_of(selection, "both").reasons ==
-        std::vector<std::string>{"no code for compute capability 7.0 (has sm_80, sm_90)"});
+        std::vector<std::string>{"GPU 2 (GPU 7.0): no code for compute capability 7.0 (has sm_80, sm_90)"});
   CHECK(verdict_of(selection, "old").reasons ==
-        std::vector<std::string>{"no code for compute capability 9.0 (has sm_70, sm_80)"});
+        std::vector<std::string>{"GPU 1 (GPU 9.0): no code for compute capability 9.0 (has sm_70, sm_80)"});
 
   const auto mixed = with_gpus(cpu_host("x86-64-v3"), "580.65.06", "13.0", {"8.0", "9.0"});
   const auto ranked = run({gpu_variant("ptx-for-hopper", "12.8", "sm_80,compute_80"),
@@ -90,7 +91,7 @@ TEST_CASE("rule 3: --gpus names the GPUs judged") {
   const std::vector candidates{gpu_variant("hopper", "12.8", "sm_90"), cpu_variant("x86-64-v3")};
   CHECK(chosen_name(run(candidates, host, "all")) == "cpu-x86-64-v3");
   CHECK(verdict_of(run(candidates, host, "all"), "hopper").reasons ==
-        std::vector<std::string>{"no code for compute capability 7.5 (has sm_90)"});
+        std::vector<std::string>{"GPU 0 (GPU 7.5): no code for compute capability 7.5 (has sm_90)"});
   CHECK(chosen_name(run(candidates, host, "1")) == "hopper");
   CHECK(chosen_name(run(candidates, host, "GPU-00000001")) == "hopper");
   CHECK(chosen_name(run(candidates, host, "0")) == "cpu-x86-64-v3");
@@ -254,7 +255,7 @@ TEST_CASE("every failed rule is listed, not just the first") {
   CHECK(reasons[0].starts_with("needs AVX2 and AVX-512 ("));
   CHECK(reasons[1] == "zen4 needs an AMD CPU; host CPU is Intel");
   CHECK(reasons[2].starts_with("zen4 needs "));
-  CHECK(reasons[3] == "no code for compute capability 7.0 (has sm_90)");
+  CHECK(reasons[3] == "GPU 0 (GPU 7.0): no code for compute capability 7.0 (has sm_90)");
   CHECK(reasons[4] == "needs a driver for CUDA 13.0; host driver 535.104.05 supports CUDA 12.2");
 }
 

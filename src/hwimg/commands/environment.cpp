@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "hwimg/image/blob_cache.hpp"
+#include "hwimg/probe/overrides.hpp"
+#include "hwimg/util/files.hpp"
 
 namespace hwimg::commands {
 namespace {
@@ -47,6 +49,16 @@ Result<probe::ProbeOptions> probe_options() {
     }
     options.cuda_override = value;
   }
+  if (const char* value = environment("HWIMG_OVERRIDE_COMPUTE_CAPABILITY"); value != nullptr) {
+    HWIMG_TRY_ASSIGN(options.compute_capability_override, probe::parse_compute_capability_override(value));
+    if (!options.compute_capability_override->empty() && options.cuda_override && options.cuda_override->empty()) {
+      return fail_usage("failed to read HWIMG_OVERRIDE_COMPUTE_CAPABILITY: it names GPUs, but HWIMG_OVERRIDE_CUDA "
+                        "is empty (no CUDA)");
+    }
+  }
+  if (const char* value = environment("HWIMG_OVERRIDE_CPU_LEVEL"); value != nullptr && *value != '\0') {
+    HWIMG_TRY_ASSIGN(options.cpu_level_override, probe::parse_cpu_level_override(value));
+  }
   if (const char* value = environment("HWIMG_CUDA_PROBE_TIMEOUT_MS"); value != nullptr && *value != '\0') {
     const std::string_view text = value;
     long milliseconds = 0;
@@ -59,6 +71,15 @@ Result<probe::ProbeOptions> probe_options() {
     options.library_timeout = std::chrono::milliseconds(milliseconds);
   }
   return options;
+}
+
+Result<probe::HostFacts> host_facts(const std::optional<std::filesystem::path>& host_file) {
+  if (host_file) {
+    HWIMG_TRY_ASSIGN(const auto text, util::read_file(*host_file));
+    return probe::parse_host_facts(text, host_file->string());
+  }
+  HWIMG_TRY_ASSIGN(const auto options, probe_options());
+  return probe::probe_host(options);
 }
 
 std::filesystem::path docker_config_dir() {

@@ -11,8 +11,12 @@
 namespace hwimg::commands {
 
 // The probe's override variables (HWIMG_PROC_ROOT, HWIMG_SYS_ROOT, HWIMG_NVML_LIBRARY,
-// HWIMG_CUDA_LIBRARY, HWIMG_OVERRIDE_CUDA, HWIMG_CUDA_PROBE_TIMEOUT_MS) over the defaults.
+// HWIMG_CUDA_LIBRARY, HWIMG_OVERRIDE_CUDA, HWIMG_OVERRIDE_COMPUTE_CAPABILITY,
+// HWIMG_OVERRIDE_CPU_LEVEL, HWIMG_CUDA_PROBE_TIMEOUT_MS) over the defaults.
 [[nodiscard]] Result<probe::ProbeOptions> probe_options();
+
+// The facts of `host_file` (--host) as written, else this host's, probed with the overrides above.
+[[nodiscard]] Result<probe::HostFacts> host_facts(const std::optional<std::filesystem::path>& host_file);
 
 // $DOCKER_CONFIG, else $HOME/.docker: where Docker keeps config.json.
 [[nodiscard]] std::filesystem::path docker_config_dir();

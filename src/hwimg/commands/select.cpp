@@ -5,31 +5,26 @@
 #include <fmt/format.h>
 
 #include "hwimg/commands/environment.hpp"
-#include "hwimg/probe/probe.hpp"
 #include "hwimg/select/report.hpp"
-#include "hwimg/util/files.hpp"
 
 namespace hwimg::commands {
-namespace {
 
-Result<probe::HostFacts> host_facts(const SelectArguments& arguments) {
-  if (arguments.host_file) {
-    HWIMG_TRY_ASSIGN(const auto text, util::read_file(*arguments.host_file));
-    return probe::parse_host_facts(text, arguments.host_file->string());
-  }
-  HWIMG_TRY_ASSIGN(const auto options, probe_options());
-  return probe::probe_host(options);
+Result<JudgedImage> judge_image(const std::string& reference, const std::optional<std::filesystem::path>& host_file,
+                                const std::optional<std::string>& gpus, const RegistryFlags& registry,
+                                util::Output& output) {
+  HWIMG_TRY_ASSIGN(const auto gpu_selection, select::choose_gpu_selection(gpus, variable("NVIDIA_VISIBLE_DEVICES")));
+  HWIMG_TRY_ASSIGN(const auto facts, host_facts(host_file));
+  JudgedImage judged;
+  HWIMG_TRY_ASSIGN(judged.source, select::load_image_source(reference, {client_options(registry, output), {}}));
+  HWIMG_TRY_ASSIGN(judged.selection, select::select_variant(judged.source.candidates, facts, gpu_selection));
+  return judged;
 }
-
-}  // namespace
 
 Result<int> run_select(const SelectArguments& arguments) {
   TerminalOutput output(Progress::hidden, arguments.registry.verbose);
-  HWIMG_TRY_ASSIGN(const auto gpus, select::choose_gpu_selection(arguments.gpus, variable("NVIDIA_VISIBLE_DEVICES")));
-  HWIMG_TRY_ASSIGN(const auto facts, host_facts(arguments));
-  HWIMG_TRY_ASSIGN(const auto source,
-                   select::load_image_source(arguments.reference, {client_options(arguments.registry, output), {}}));
-  HWIMG_TRY_ASSIGN(const auto selection, select::select_variant(source.candidates, facts, gpus));
+  HWIMG_TRY_ASSIGN(const auto judged, judge_image(arguments.reference, arguments.host_file, arguments.gpus,
+                                                  arguments.registry, output));
+  const auto& [source, selection] = judged;
 
   if (arguments.format == SelectFormat::json) {
     fmt::print("{}", select::render_json(source, selection));

@@ -6,7 +6,7 @@ namespace hwimg::hw {
 
 namespace {
 
-constexpr std::uint64_t header_size = 64;
+constexpr std::uint64_t elf_header_size = 64;
 constexpr std::uint64_t section_header_size = 64;
 constexpr std::uint16_t extended_section_index = 0xffff;  // SHN_XINDEX
 
@@ -25,7 +25,7 @@ Result<ElfHeader> read_elf_header(std::span<const std::byte> bytes, std::string_
   if (!is_elf(bytes)) {
     return fail("failed to read ELF file {}: no ELF magic at offset 0", name);
   }
-  if (bytes.size() < header_size) {
+  if (bytes.size() < elf_header_size) {
     return fail("failed to read ELF file {}: the header ends beyond the end of the file ({} bytes)", name,
                 bytes.size());
   }

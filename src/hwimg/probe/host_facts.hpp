@@ -45,6 +45,8 @@ struct HostFacts {
   std::string os = "linux";
   CpuFacts cpu;
   std::optional<NvidiaFacts> nvidia;  // nullopt: no NVIDIA driver
+  // The HWIMG_OVERRIDE_* in effect ("HWIMG_OVERRIDE_CUDA=\"12.4\""), for explanations; not in the schema.
+  std::vector<std::string> overrides;
 };
 
 // Fills cpu.level and cpu.microarch from features and vendor where absent.

@@ -15,6 +15,7 @@
 #include "hwimg/probe/nvidia_cuda.hpp"
 #include "hwimg/probe/nvidia_nvml.hpp"
 #include "hwimg/probe/nvidia_procfs.hpp"
+#include "hwimg/probe/overrides.hpp"
 #include "hwimg/probe/x86_cpuid.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/detail/json_reader.hpp"
@@ -22,17 +23,17 @@
 namespace hwimg::probe {
 namespace {
 
-using json = nlohmann::json;
+using EnvelopeJson = nlohmann::json;  // host_facts.cpp, batched with this file, has its own `json`
 using Query = std::function<Result<NvidiaFacts>(const StepLog&)>;
 
 // Runs one library query in a child; the child answers {"log": [...], "error": "..."} or
 // {"log": [...], "nvidia": {...}}.
 Result<NvidiaFacts> run_step(const Query& query, std::chrono::milliseconds timeout, const StepLog& log) {
   const auto in_child = [&] {
-    json envelope{{"log", json::array()}};
+    EnvelopeJson envelope{{"log", EnvelopeJson::array()}};
     auto facts = query([&](std::string_view line) { envelope["log"].push_back(line); });
     if (facts) {
-      envelope["nvidia"] = json::parse(to_json(*facts));
+      envelope["nvidia"] = EnvelopeJson::parse(to_json(*facts));
     } else {
       envelope["error"] = facts.error().message;
     }
@@ -44,7 +45,7 @@ Result<NvidiaFacts> run_step(const Query& query, std::chrono::milliseconds timeo
     return fail("the probe process gave no answer");
   }
   const auto& envelope = *parsed;
-  for (const auto& line : envelope.value("log", json::array())) {
+  for (const auto& line : envelope.value("log", EnvelopeJson::array())) {
     log(line.get<std::string>());
   }
   if (envelope.contains("error")) {
@@ -125,6 +126,26 @@ std::optional<NvidiaFacts> probe_libraries(const ProbeOptions& options, const St
   return facts;
 }
 
+// The overrides after the probes, each recorded so that explanations show it.
+Result<HostFacts> apply_overrides(HostFacts facts, const ProbeOptions& options) {
+  const auto log = [&](const std::string& line) { options.output->log(fmt::format("probe: {}", line)); };
+  if (options.cuda_override) {
+    facts.overrides.push_back(fmt::format("HWIMG_OVERRIDE_CUDA=\"{}\"", *options.cuda_override));
+  }
+  if (options.compute_capability_override) {
+    apply_compute_capability_override(facts.nvidia, *options.compute_capability_override);
+    const auto text = capability_list_text(*options.compute_capability_override);
+    facts.overrides.push_back(fmt::format("HWIMG_OVERRIDE_COMPUTE_CAPABILITY=\"{}\"", text));
+    log(fmt::format("nvidia: GPUs of compute capability \"{}\" from HWIMG_OVERRIDE_COMPUTE_CAPABILITY", text));
+  }
+  if (options.cpu_level_override != nullptr) {
+    HWIMG_TRY(apply_cpu_level_override(facts.cpu, *options.cpu_level_override));
+    facts.overrides.push_back(fmt::format("HWIMG_OVERRIDE_CPU_LEVEL=\"{}\"", options.cpu_level_override->name));
+    log(fmt::format("cpu: a generic {} CPU from HWIMG_OVERRIDE_CPU_LEVEL", options.cpu_level_override->name));
+  }
+  return facts;
+}
+
 }  // namespace
 
 CpuFacts probe_cpu([[maybe_unused]] const ProbeOptions& options) {
@@ -181,7 +202,7 @@ Result<HostFacts> probe_host(const ProbeOptions& options) {
                                     facts.cpu.features.size()));
   }
   facts.nvidia = probe_nvidia(options);
-  return facts;
+  return apply_overrides(std::move(facts), options);
 }
 
 }  // namespace hwimg::probe

@@ -8,7 +8,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "hwimg/hw/cpu_targets.hpp"
+#include "hwimg/hw/gpu_target.hpp"
 #include "hwimg/probe/host_facts.hpp"
 #include "hwimg/util/error.hpp"
 #include "hwimg/util/output.hpp"
@@ -24,6 +27,9 @@ struct ProbeOptions {
   // HWIMG_OVERRIDE_CUDA, like conda's CONDA_OVERRIDE_CUDA: "" means no CUDA at all, "12.4" sets
   // the CUDA driver version (and reports it even without a driver).
   std::optional<std::string> cuda_override;
+  // HWIMG_OVERRIDE_COMPUTE_CAPABILITY: one GPU per capability ("8.0,9.0"), none when empty.
+  std::optional<std::vector<hw::ComputeCapability>> compute_capability_override;
+  const hw::CpuTarget* cpu_level_override = nullptr;  // HWIMG_OVERRIDE_CPU_LEVEL: a generic level
   std::chrono::milliseconds library_timeout{5000};  // HWIMG_CUDA_PROBE_TIMEOUT_MS, per library
   util::Output* output = &util::null_output();      // logs each step's outcome (--verbose)
 };

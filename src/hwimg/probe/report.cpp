@@ -59,6 +59,9 @@ std::string to_text(const HostFacts& facts) {
   }
   out += fmt::format("Target:    {}\n", cpu.microarch.value_or("(no named microarchitecture)"));
   out += fmt::format("Features:  {}\n", util::join(cpu.features, " "));
+  if (!facts.overrides.empty()) {
+    out += fmt::format("Overrides: {}\n", util::join(facts.overrides, " "));
+  }
   if (!facts.nvidia) {
     out += "NVIDIA:    no driver\n";
     return out;

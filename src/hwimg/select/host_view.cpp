@@ -32,7 +32,7 @@ HostView make_host_view(const probe::HostFacts& facts, const std::vector<probe::
     }
   }
   for (const auto& gpu : considered) {
-    HostGpu view{gpu.index, gpu.name, std::nullopt, gpu.brand.value_or("")};
+    HostGpu view{gpu.index, gpu.uuid, gpu.name, std::nullopt, gpu.brand.value_or("")};
     if (gpu.compute_capability) {
       view.capability = hw::parse_compute_capability(*gpu.compute_capability);
     }
@@ -40,24 +40,28 @@ HostView make_host_view(const probe::HostFacts& facts, const std::vector<probe::
   }
   host.choice = selection.choice;
   host.gpu_origin = selection.origin;
+  host.overrides = facts.overrides;
   return host;
 }
 
 std::string describe_host(const HostView& host) {
+  const auto overrides = host.overrides.empty() ? std::string() : "; overrides: " + util::join(host.overrides, ", ");
   auto text = fmt::format("{}/{} {}", host.os, host.arch, host.cpu_name);
   if (!host.vendor.empty()) {
     text += fmt::format(" ({})", host.vendor);
   }
   if (!host.has_driver) {
-    return text + "; no NVIDIA driver";
+    return text + "; no NVIDIA driver" + overrides;
   }
   text += fmt::format("; NVIDIA driver {}, CUDA {}", host.driver ? host.driver->str() : std::string("unknown"),
                       host.cuda ? host.cuda->str() : std::string("unknown"));
   std::vector<std::string> gpus;
   for (const auto& gpu : host.gpus) {
-    gpus.push_back(fmt::format("{} {} ({})", gpu.index, gpu.name, gpu.capability ? gpu.capability->str() : "?"));
+    gpus.push_back(fmt::format("{}{} ({})", gpu.index, gpu.name.empty() ? "" : " " + gpu.name,
+                               gpu.capability ? gpu.capability->str() : "?"));
   }
-  return text + fmt::format("; GPUs considered ({}): {}", host.gpu_origin, gpus.empty() ? "none" : util::join(gpus, ", "));
+  return text + fmt::format("; GPUs considered ({}): {}", host.gpu_origin, gpus.empty() ? "none" : util::join(gpus, ", ")) +
+         overrides;
 }
 
 }  // namespace hwimg::select

@@ -16,6 +16,7 @@ namespace hwimg::select {
 
 struct HostGpu {
   int index = 0;
+  std::string uuid;
   std::string name;
   std::optional<hw::ComputeCapability> capability;  // absent when the probe could not tell
   std::string brand;
@@ -34,12 +35,14 @@ struct HostView {
   std::vector<HostGpu> gpus;             // the considered GPUs
   GpuChoice choice = GpuChoice::all;
   std::string gpu_origin = "default";    // where the GPU choice came from, for messages
+  std::vector<std::string> overrides;    // HWIMG_OVERRIDE_* that replaced probed facts
 };
 
 [[nodiscard]] HostView make_host_view(const probe::HostFacts& facts, const std::vector<probe::GpuFacts>& considered,
                                       const GpuSelection& selection);
 
-// "linux/amd64 x86-64-v3 (zen4, AMD); NVIDIA driver 580.65.06, CUDA 13.0; GPUs: 0 NVIDIA H100 (9.0)"
+// "linux/amd64 x86-64-v3 (zen4, AMD); NVIDIA driver 580.65.06, CUDA 13.0; GPUs: 0 NVIDIA H100 (9.0)",
+// then "; overrides: HWIMG_OVERRIDE_CPU_LEVEL=\"x86-64-v2\"" when any is in effect.
 [[nodiscard]] std::string describe_host(const HostView& host);
 
 }  // namespace hwimg::select

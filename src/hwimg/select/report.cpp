@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hwimg/oci/media_types.hpp"
+
 namespace hwimg::select {
 namespace {
 
@@ -14,6 +16,22 @@ nlohmann::ordered_json platform_json(const std::optional<oci::Platform>& platfor
   nlohmann::ordered_json out{{"os", platform->os}, {"architecture", platform->architecture}};
   if (!platform->variant.empty()) {
     out["variant"] = platform->variant;
+  }
+  return out;
+}
+
+// Which GPU failed and why, for tools that act on it (docs/selection.md#select-output).
+nlohmann::ordered_json gpu_failures_json(const std::vector<GpuFailure>& failures) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& failure : failures) {
+    const auto& gpu = failure.gpu;
+    out.push_back({{"gpu",
+                    {{"index", gpu.index},
+                     {"uuid", gpu.uuid},
+                     {"name", gpu.name},
+                     {"compute_capability", gpu.capability ? nlohmann::ordered_json(gpu.capability->str())
+                                                           : nlohmann::ordered_json(nullptr)}}},
+                   {"reason", failure.reason}});
   }
   return out;
 }
@@ -44,7 +62,8 @@ std::string render_json(const ImageSource& source, const Selection& selection) {
                           {"platform", platform_json(verdict.requirements.platform)},
                           {"compatible", verdict.compatible()},
                           {"rank", verdict.rank ? nlohmann::ordered_json(*verdict.rank) : nlohmann::ordered_json(nullptr)},
-                          {"reasons", verdict.reasons}});
+                          {"reasons", verdict.reasons},
+                          {"gpu_failures", gpu_failures_json(verdict.gpu_failures)}});
   }
   nlohmann::ordered_json out{{"reference", nullptr}, {"digest", nullptr}, {"variant", nullptr}, {"candidates", candidates}};
   if (const auto* chosen = selection.chosen_verdict()) {
@@ -53,6 +72,19 @@ std::string render_json(const ImageSource& source, const Selection& selection) {
     out["variant"] = chosen->requirements.name;
   }
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string render_check(const ImageSource& source, const Selection& selection) {
+  const auto* chosen = selection.chosen_verdict();
+  if (chosen == nullptr) {
+    return {};
+  }
+  const auto& reference = source.image.reference.text;
+  if (!oci::media_type::is_index(source.image.root.media_type)) {
+    return fmt::format("{} runs on this host: {}\n", reference, chosen->summary);
+  }
+  return fmt::format("{} runs on this host as variant {} ({}): {}\n", reference, chosen->requirements.name,
+                     chosen_reference(source, selection), chosen->summary);
 }
 
 std::string render_explanation(const ImageSource& source, const Selection& selection) {

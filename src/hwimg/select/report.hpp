@@ -15,6 +15,10 @@ namespace hwimg::select {
 // {"reference", "digest", "variant", "candidates": [...]}, with nulls when nothing fits; ends in a newline.
 [[nodiscard]] std::string render_json(const ImageSource& source, const Selection& selection);
 
+// `hwimg check`'s line when the image runs here: "REF runs on this host: WHY", and for an index the
+// variant that would be selected, "REF runs on this host as variant ID (VARIANT-REF): WHY".
+[[nodiscard]] std::string render_check(const ImageSource& source, const Selection& selection);
+
 // The host line, then one row per variant: chosen, compatible with its rank, or rejected with
 // every reason on lines of their own.
 [[nodiscard]] std::string render_explanation(const ImageSource& source, const Selection& selection);

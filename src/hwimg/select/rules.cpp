@@ -1,7 +1,6 @@
 #include "hwimg/select/rules.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include "hwimg/hw/gpu_driver_floor.hpp"
 #include "hwimg/util/strings.hpp"
@@ -104,54 +103,6 @@ void check_cpu(const Requirements& req, const HostView& host, std::vector<std::s
     reasons.push_back(fmt::format("needs CPU features {}; host ({}) does not have them", join_names(missing),
                                   host.cpu_name));
   }
-}
-
-struct GpuOutcome {
-  hw::Serving worst{hw::ServeKind::arch_specific, 0};
-  std::vector<hw::ComputeCapability> ptx_only;  // served, but only by PTX JIT
-};
-
-std::string target_list(const std::vector<hw::GpuTarget>& targets) {
-  std::vector<std::string> names;
-  for (const auto& target : targets) {
-    names.push_back(target.name());
-  }
-  return join_names(names);
-}
-
-// Rule 3.
-GpuOutcome check_gpus(const Requirements& req, const HostView& host, std::vector<std::string>& reasons) {
-  GpuOutcome outcome;
-  if (!host.has_driver) {
-    reasons.emplace_back("needs an NVIDIA GPU; host has no NVIDIA driver");
-    return outcome;
-  }
-  if (host.gpus.empty()) {
-    reasons.push_back(host.choice == GpuChoice::none
-                          ? fmt::format("needs a GPU; the container gets none ({} none)", host.gpu_origin)
-                          : std::string("needs a GPU; host has none"));
-    return outcome;
-  }
-  std::map<hw::ComputeCapability, bool> reported;
-  for (const auto& gpu : host.gpus) {
-    if (!gpu.capability) {
-      reasons.push_back(fmt::format("cannot tell whether it runs on GPU {} ({}): its compute capability is unknown",
-                                    gpu.index, gpu.name));
-      continue;
-    }
-    const auto serving = hw::best_serving(req.gpu_targets, *gpu.capability);
-    outcome.worst = std::min(outcome.worst, serving);
-    if (!serving.serves()) {
-      if (!reported[*gpu.capability]) {
-        reasons.push_back(fmt::format("no code for compute capability {} (has {})", gpu.capability->str(),
-                                      target_list(req.gpu_targets)));
-        reported[*gpu.capability] = true;
-      }
-    } else if (!serving.by_sass()) {
-      outcome.ptx_only.push_back(*gpu.capability);
-    }
-  }
-  return outcome;
 }
 
 // Rule 4; returns whether compatibility is native.
@@ -298,7 +249,7 @@ Verdict judge(Requirements requirements, const HostView& host, std::size_t posit
   }
   GpuOutcome gpus;
   if (req.uses_gpu()) {
-    gpus = check_gpus(req, host, reasons);
+    gpus = check_gpu_code(req, host, reasons, verdict.gpu_failures);
   }
   const bool native = check_cuda(req, host, gpus, reasons);
   check_gpu_driver_floors(req, host, reasons);

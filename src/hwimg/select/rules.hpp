@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hwimg/select/candidate.hpp"
+#include "hwimg/select/gpu_rule.hpp"
 #include "hwimg/select/host_view.hpp"
 
 namespace hwimg::select {
@@ -31,6 +32,7 @@ struct RankKey {
 struct Verdict {
   Requirements requirements;
   std::vector<std::string> reasons;  // every failed rule; empty when compatible
+  std::vector<GpuFailure> gpu_failures;  // the considered GPUs it cannot run on, each with its reason
   RankKey key;
   std::string summary;               // why it fits: "SASS on 9.0, CUDA 13.0 native, x86-64-v3"
   std::optional<std::size_t> rank;   // 1 = chosen; set by the selector for compatible variants
