@@ -100,6 +100,62 @@ assert_eq "failed to check the device code of variant cuda13.0-sm120-x86-64-v1: 
 compute_80, sm_90, compute_90, sm_90a, sm_100f, sm_120 but it declares sm_80, sm_120, compute_120 (missing \
 compute_120; not declared sm_75, compute_80, sm_90, compute_90, sm_90a, sm_100f)" "$OUT" "check message"
 
+step "modules: an executable from two translation units with different targets runs only what both have"
+cat >"$TEST_TMP/a.cu" <<'CU'
+__global__ void ka(float* x) { x[threadIdx.x] += 1.0f; }
+void run_a(float* x) { ka<<<1, 32>>>(x); }
+CU
+cat >"$TEST_TMP/b.cu" <<'CU'
+__global__ void kb(float* x) { x[threadIdx.x] *= 2.0f; }
+void run_a(float* x);
+int main() { run_a(nullptr); kb<<<1, 32>>>(nullptr); return 0; }
+CU
+"$NVCC" -c -o "$TEST_TMP/a80.o" "$TEST_TMP/a.cu" -gencode arch=compute_80,code=sm_80
+"$NVCC" -c -o "$TEST_TMP/b8090.o" "$TEST_TMP/b.cu" -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+"$NVCC" -o "$TEST_TMP/two" "$TEST_TMP/a80.o" "$TEST_TMP/b8090.o"
+expect_targets "$TEST_TMP/two" sm_80
+assert_eq "sm_80|sm_80 sm_90" "$("$LISTER" --modules "$TEST_TMP/two" | cut -d: -f2- | sed 's/^ //' | paste -sd'|')" \
+  "the modules of the two-unit executable"
+mkdir -p "$TEST_TMP/two-variant/bin"
+cp "$TEST_TMP/two" "$TEST_TMP/two-variant/bin/app"
+expect_failure "$LISTER" --check cuda13.0-sm90-x86-64-v1 sm_80,sm_90 "$TEST_TMP/two-variant"
+module=$("$LISTER" --modules "$TEST_TMP/two" | head -1 | cut -d: -f1)
+assert_eq "failed to check the device code of variant cuda13.0-sm90-x86-64-v1: it declares sm_80, sm_90, but not \
+every module of device code has them, and a GPU runs only what each module has: $TEST_TMP/two-variant/bin/app \
+($module) has sm_80, missing sm_90" "$OUT" "a module lacking a declared target is named"
+"$LISTER" --check cuda13.0-sm80-x86-64-v1 sm_80 "$TEST_TMP/two-variant" >/dev/null
+
+step "device code wherever it ships: a static library, a cubin, a fatbin and PTX loaded at run time"
+"$NVCC" -c -o "$TEST_TMP/a8090.o" "$TEST_TMP/a.cu" $(gencode sm_80 sm_90 compute_90)
+"$NVCC" -c -o "$TEST_TMP/b-kernels-with-a-long-name.o" "$TEST_TMP/b.cu" $(gencode sm_80 sm_90 compute_90)
+ar rcs "$TEST_TMP/libk.a" "$TEST_TMP/a8090.o" "$TEST_TMP/b-kernels-with-a-long-name.o"
+expect_targets "$TEST_TMP/libk.a" sm_80 sm_90 compute_90
+assert_eq 2 "$("$LISTER" --modules "$TEST_TMP/libk.a" | grep -c '^member ')" "modules of the static library"
+"$NVCC" -cubin -arch=sm_90a -o "$TEST_TMP/k.cubin" "$TEST_TMP/k.cu"
+expect_targets "$TEST_TMP/k.cubin" sm_90a
+"$NVCC" -cubin -arch=sm_120 -o "$TEST_TMP/k120.cubin" "$TEST_TMP/k.cu"
+expect_targets "$TEST_TMP/k120.cubin" sm_120
+# shellcheck disable=SC2046
+"$NVCC" -fatbin -o "$TEST_TMP/k.fatbin" "$TEST_TMP/k.cu" $(gencode sm_80 sm_100f compute_100f)
+expect_targets "$TEST_TMP/k.fatbin" sm_80 sm_100f compute_100f
+"$NVCC" -ptx -arch=compute_89 -o "$TEST_TMP/k.ptx" "$TEST_TMP/k.cu"
+expect_targets "$TEST_TMP/k.ptx" compute_89
+mkdir -p "$TEST_TMP/loaded/lib" "$TEST_TMP/loaded/share"
+cp "$TEST_TMP/libk.a" "$TEST_TMP/k.fatbin" "$TEST_TMP/loaded/lib/"
+"$LISTER" --check v0 sm_80 "$TEST_TMP/loaded/lib" >/dev/null
+"$NVCC" -ptx -arch=compute_80 -o "$TEST_TMP/loaded/share/k80.ptx" "$TEST_TMP/k.cu"
+"$LISTER" --check v1 compute_80 "$TEST_TMP/loaded/share" >/dev/null
+cp "$TEST_TMP/k.ptx" "$TEST_TMP/loaded/share/k89.ptx"
+expect_failure "$LISTER" --check v2 compute_80 "$TEST_TMP/loaded/share"
+case $OUT in *"share/k89.ptx (PTX) has compute_89, missing compute_80"*) ;; *) fail "the PTX module is not named: $OUT" ;; esac
+
+step "-rdc: a declared PTX target kept only for device linking is refused with the reason"
+mkdir -p "$TEST_TMP/rdc-variant/bin"
+cp "$TEST_TMP/rdc" "$TEST_TMP/rdc-variant/bin/app"
+expect_failure "$LISTER" --check v sm_120,compute_120 "$TEST_TMP/rdc-variant"
+case $OUT in *"compute_120 is in $TEST_TMP/rdc-variant/bin/app only as relocatable (-rdc) code in __nv_relfatbin, which the CUDA runtime never loads"*) ;;
+  *) fail "the -rdc reason is missing: $OUT" ;; esac
+
 step "the example program builds for each variant of matrix/cuda-kernel.yaml with exactly its targets"
 "$HWIMG" matrix --format json "$HWIMG_SOURCE_DIR/matrix/cuda-kernel.yaml" >"$TEST_TMP/kernel.json"
 count=$(jq '.variants | length' "$TEST_TMP/kernel.json")

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "hwimg/hw/device_code.hpp"
 #include "hwimg/hw/elf.hpp"
 #include "hwimg/hw/fatbin.hpp"
 #include "hwimg/hw/fatbin_check.hpp"
@@ -354,8 +355,22 @@ TEST_CASE("corrupting any byte of real objects gives an answer or an error, neve
   }
 }
 
+namespace {
+
+// A scan of one file holding `bytes`, as the builder makes it.
+DeviceCodeScan scan_of(const Bytes& bytes, const std::string& name) {
+  DeviceCodeScan scan;
+  auto code = read_device_code(bytes, DeviceFileKind::host_elf, name).value();
+  for (auto& module : code.modules) {
+    scan.modules.push_back({name, std::move(module)});
+  }
+  return scan;
+}
+
+}  // namespace
+
 TEST_CASE("the check refuses a variant whose files lack a declared target, showing both lists") {
-  const auto found = list_device_targets(real_object(), "k.o").value();
+  const auto found = scan_of(real_object(), "k.o");
   CHECK(check_device_code("v", targets({"sm_75", "compute_80", "sm_90a", "sm_100f"}), found));
   CHECK(check_device_code("cuda13.0-sm90a-x86-64-v3", targets({"sm_75", "compute_80", "sm_90a", "sm_100f", "sm_120"}),
                           found)
@@ -371,7 +386,7 @@ TEST_CASE("the check refuses a variant whose files lack a declared target, showi
         "(missing sm_80)");
 }
 
-TEST_CASE("scanning a directory collects device code from its ELF files only") {
+TEST_CASE("scanning a directory collects the modules of its device-code files only") {
   const auto dir = hwimg::test::scratch_directory("hwimg-fatbin");
   const auto object = real_object();
   const auto other = elf_with(container({entry(spec(1, 120))}));
@@ -381,7 +396,10 @@ TEST_CASE("scanning a directory collects device code from its ELF files only") {
                           std::string_view(reinterpret_cast<const char*>(other.data()), other.size()));
   hwimg::test::write_file(dir.path() / "README", "not an ELF file");
   const auto scan = scan_device_code(dir.path()).value();
-  CHECK(join_target_names(scan.targets) == "sm_75,compute_80,sm_90a,sm_100f,compute_120");
+  REQUIRE(scan.modules.size() == 2);
+  CHECK(join_target_names(scan.modules[0].module.targets) == "sm_75,compute_80,sm_90a,sm_100f");
+  CHECK(join_target_names(scan.modules[1].module.targets) == "compute_120");
+  CHECK(scan.common_targets().empty());
   CHECK(scan.files.size() == 2);
   CHECK(scan_device_code(dir.path() / "missing").error().message.starts_with("failed to scan"));
 }

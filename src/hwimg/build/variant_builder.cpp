@@ -121,19 +121,17 @@ Result<void> check_layers(const VariantPlan& plan) {
   return {};
 }
 
-// The device code the variant's own layers embed must be exactly what it declares and is labelled with.
+// Every module of device code in the variant's own layers must have exactly what the variant
+// declares and is labelled with.
 Result<void> check_device_code(const VariantPlan& plan) {
   const auto& variant = *plan.variant;
-  std::vector<hw::GpuTarget> found;
+  hw::DeviceCodeScan found;
   for (const auto& layer : plan.layers) {
     if (!layer.variant_specific) continue;
-    HWIMG_TRY_ASSIGN(const auto scan, with_context(hw::scan_device_code(layer.from),
-                                                   fmt::format("failed to check variant {}", variant.id)));
-    found.insert(found.end(), scan.targets.begin(), scan.targets.end());
+    HWIMG_TRY_ASSIGN(auto scan, with_context(hw::scan_device_code(layer.from),
+                                             fmt::format("failed to check variant {}", variant.id)));
+    found.append(std::move(scan));
   }
-  std::ranges::sort(found);
-  const auto [first, last] = std::ranges::unique(found);
-  found.erase(first, last);
   return hw::check_device_code(variant.id, variant.gpu_targets, found);
 }
 

@@ -60,27 +60,57 @@ Result<bool> check_cubin(std::span<const std::byte> payload, const FatbinEntry& 
   return cubin_has_functions(payload, cubin_name);
 }
 
+// The word after a PTX directive (".target sm_90a, debug" -> "sm_90a"), empty when absent.
+std::string_view ptx_directive(std::string_view ptx, std::string_view directive) {
+  const auto at = ptx.find(directive);
+  if (at == std::string_view::npos) {
+    return {};
+  }
+  const auto rest = ptx.substr(at + directive.size());
+  return rest.substr(0, rest.find_first_of(" ,\t\r\n"));
+}
+
 // The PTX text must target what its entry header says (".target sm_90a" for compute_90a); its
 // ".version" is the PTX ISA a driver's JIT must know.
 Result<void> check_ptx(std::span<const std::byte> text, FatbinEntry& entry, std::string_view name) {
   const std::string_view ptx(reinterpret_cast<const char*>(text.data()), text.size());
-  const auto word_after = [&](std::string_view directive) -> std::string_view {
-    const auto at = ptx.find(directive);
-    if (at == std::string_view::npos) {
-      return {};
-    }
-    const auto rest = ptx.substr(at + directive.size());
-    return rest.substr(0, rest.find_first_of(" ,\t\r\n"));
-  };
-  const auto target = word_after(".target ");
+  const auto target = ptx_directive(ptx, ".target ");
   auto expected = entry.target().name();
   expected.replace(0, std::string_view("compute").size(), "sm");
   if (target != expected) {
     return fail("failed to read fatbin in {}: the PTX of the entry at offset {} targets '{}' but the entry says {}",
                 name, entry.offset, target, entry.target().name());
   }
-  entry.ptx_isa = std::string(word_after(".version "));
+  entry.ptx_isa = std::string(ptx_directive(ptx, ".version "));
   return {};
+}
+
+constexpr std::uint8_t compat_arch_specific = 9;  // .nv.compat attribute: 1 for an `a` target (observed)
+
+// Whether a cubin's `.nv.compat` records mark it arch-specific. Records are a format byte, an
+// attribute byte and a value: 2 bytes (format 1), a 2-byte value (2, 3) or a 2-byte size and data (4).
+bool cubin_is_arch_specific(std::span<const std::byte> cubin, const std::vector<ElfSection>& sections) {
+  const auto compat = std::ranges::find(sections, ".nv.compat", &ElfSection::name);
+  if (compat == sections.end() || compat->type == elf_section_nobits) {
+    return false;
+  }
+  const auto records = cubin.subspan(compat->offset, compat->size);
+  for (std::uint64_t at = 0; at + 2 <= records.size();) {
+    const auto format = read_le<std::uint8_t>(records, at);
+    const auto attribute = read_le<std::uint8_t>(records, at + 1);
+    if (format == 1) {
+      at += 2;
+      continue;
+    }
+    if ((format < 2 || format > 4) || at + 4 > records.size()) {
+      return false;
+    }
+    if (format != 4 && attribute == compat_arch_specific) {
+      return read_le<std::uint8_t>(records, at + 2) == 1;
+    }
+    at += 4 + (format == 4 ? read_le<std::uint16_t>(records, at + 2) : 0U);
+  }
+  return false;
 }
 
 Result<FatbinEntry> parse_entry(std::span<const std::byte> data, std::uint64_t at, std::uint64_t end,
@@ -193,8 +223,24 @@ Result<std::vector<FatbinEntry>> parse_fatbin(std::span<const std::byte> data, s
     const auto end = at + container_header_size + fat_size;
     for (auto entry_at = at + container_header_size; entry_at < end;) {
       HWIMG_TRY_ASSIGN(entries.emplace_back(), parse_entry(data, entry_at, end, base_offset, name, entry_at));
+      entries.back().container = where;
     }
     at = (end + 7) / 8 * 8;
+  }
+  return entries;
+}
+
+Result<std::vector<FatbinEntry>> read_fatbin_entries(std::span<const std::byte> elf, std::string_view name,
+                                                     FatbinSections sections) {
+  HWIMG_TRY_ASSIGN(const auto all, read_elf_sections(elf, name));
+  const std::string_view wanted = sections == FatbinSections::loaded ? ".nv_fatbin" : "__nv_relfatbin";
+  std::vector<FatbinEntry> entries;
+  for (const auto& section : all) {
+    if (section.name != wanted || section.type == elf_section_nobits) {
+      continue;
+    }
+    HWIMG_TRY_ASSIGN(const auto found, parse_fatbin(elf.subspan(section.offset, section.size), section.offset, name));
+    std::ranges::copy(found, std::back_inserter(entries));
   }
   return entries;
 }
@@ -205,16 +251,35 @@ Result<std::vector<FatbinEntry>> read_fatbin_entries(std::span<const std::byte> 
   // device link (an executable's PTX there can never be JIT-compiled), so it counts only in files
   // that have nothing else, such as `nvcc -dc` objects.
   const bool loadable = std::ranges::any_of(sections, [](const ElfSection& s) { return s.name == ".nv_fatbin"; });
-  const std::string_view wanted = loadable ? ".nv_fatbin" : "__nv_relfatbin";
-  std::vector<FatbinEntry> entries;
-  for (const auto& section : sections) {
-    if (section.name != wanted || section.type == elf_section_nobits) {
-      continue;
-    }
-    HWIMG_TRY_ASSIGN(const auto found, parse_fatbin(elf.subspan(section.offset, section.size), section.offset, name));
-    std::ranges::copy(found, std::back_inserter(entries));
+  return read_fatbin_entries(elf, name, loadable ? FatbinSections::loaded : FatbinSections::relocatable);
+}
+
+Result<std::optional<GpuTarget>> read_cubin_target(std::span<const std::byte> cubin, std::string_view name) {
+  HWIMG_TRY_ASSIGN(const auto header, read_elf_header(cubin, name));
+  if (header.machine != elf_machine_cuda) {
+    return fail("failed to read cubin {}: ELF machine {}, not EM_CUDA (190)", name, header.machine);
   }
-  return entries;
+  HWIMG_TRY_ASSIGN(const bool has_functions, cubin_has_functions(cubin, name));
+  if (!has_functions) {
+    return std::optional<GpuTarget>();
+  }
+  HWIMG_TRY_ASSIGN(const auto sections, read_elf_sections(cubin, name));
+  const int sm = cubin_sm(header);
+  if (sm < 10) {
+    return fail("failed to read cubin {}: invalid architecture {} in its ELF flags {:#x}", name, sm, header.flags);
+  }
+  return std::optional<GpuTarget>(GpuTarget{CodeKind::sass, {sm / 10, sm % 10},
+                                            cubin_is_arch_specific(cubin, sections) ? ArchFeatures::arch_specific
+                                                                                    : ArchFeatures::baseline});
+}
+
+Result<GpuTarget> read_ptx_target(std::string_view ptx, std::string_view name) {
+  const auto target = ptx_directive(ptx, ".target ");
+  if (!target.starts_with("sm_")) {
+    return fail("failed to read PTX {}: no `.target sm_XY` directive", name);
+  }
+  return with_context(parse_gpu_target("compute_" + std::string(target.substr(3))),
+                      fmt::format("failed to read PTX {}", name));
 }
 
 Result<std::vector<GpuTarget>> list_device_targets(std::span<const std::byte> elf, std::string_view name) {

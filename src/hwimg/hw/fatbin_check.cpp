@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "hwimg/hw/elf.hpp"
-#include "hwimg/hw/fatbin.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -16,22 +14,32 @@ namespace hwimg::hw {
 
 namespace {
 
-bool starts_with_elf_magic(const std::filesystem::path& path) {
+// Lists at most this many modules that lack a declared target; the rest are counted.
+constexpr std::size_t listed_modules = 4;
+
+DeviceFileKind kind_of(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  std::array<char, 4> magic{};
-  in.read(magic.data(), magic.size());
-  return in.gcount() == 4 && is_elf(std::as_bytes(std::span(magic)));
+  std::array<char, 20> head{};
+  in.read(head.data(), head.size());
+  return device_file_kind(std::as_bytes(std::span(head.data(), static_cast<std::size_t>(in.gcount()))),
+                          path.filename().string());
 }
 
 Result<void> scan_file(const std::filesystem::path& path, DeviceCodeScan& scan) {
-  if (!starts_with_elf_magic(path)) {
+  const auto kind = kind_of(path);
+  if (kind == DeviceFileKind::none) {
     return {};
   }
   HWIMG_TRY_ASSIGN(const auto bytes, util::read_file(path));
-  HWIMG_TRY_ASSIGN(const auto targets, list_device_targets(std::as_bytes(std::span(bytes)), path.string()));
-  if (!targets.empty()) {
+  HWIMG_TRY_ASSIGN(auto code, read_device_code(std::as_bytes(std::span(bytes)), kind, path.string()));
+  if (!code.modules.empty()) {
     scan.files.push_back(path);
-    std::ranges::copy(targets, std::back_inserter(scan.targets));
+  }
+  for (auto& module : code.modules) {
+    scan.modules.push_back({path, std::move(module)});
+  }
+  for (const auto& target : code.relocatable_only) {
+    scan.relocatable_only.emplace_back(path, target);
   }
   return {};
 }
@@ -47,7 +55,54 @@ std::string names_or_none(std::span<const GpuTarget> targets) {
   return util::join(names, ", ");
 }
 
+std::vector<GpuTarget> sorted(std::span<const GpuTarget> targets) {
+  std::vector<GpuTarget> result(targets.begin(), targets.end());
+  std::ranges::sort(result);
+  return result;
+}
+
+// " (compute_90 is in FILE only as -rdc code ...)" for missing targets that exist only there.
+std::string relocatable_note(const DeviceCodeScan& scan, std::span<const GpuTarget> missing) {
+  std::vector<std::string> notes;
+  for (const auto& [file, target] : scan.relocatable_only) {
+    if (std::ranges::find(missing, target) != missing.end()) {
+      notes.push_back(fmt::format("{} is in {} only as relocatable (-rdc) code in __nv_relfatbin, which the CUDA "
+                                  "runtime never loads",
+                                  target.name(), file.string()));
+    }
+  }
+  return notes.empty() ? "" : fmt::format("; {}", util::join(notes, "; "));
+}
+
+// The modules that lack some declared target, each with what it has and lacks.
+std::vector<std::string> lacking_modules(const DeviceCodeScan& scan, std::span<const GpuTarget> want) {
+  std::vector<std::string> lacking;
+  for (const auto& [file, module] : scan.modules) {
+    std::vector<GpuTarget> missing;
+    std::ranges::set_difference(want, module.targets, std::back_inserter(missing));
+    if (!missing.empty()) {
+      lacking.push_back(fmt::format("{} ({}) has {}, missing {}", file.string(), module.where,
+                                    names_or_none(module.targets), names_or_none(missing)));
+    }
+  }
+  return lacking;
+}
+
 }  // namespace
+
+std::vector<GpuTarget> DeviceCodeScan::common_targets() const {
+  std::vector<DeviceModule> plain;
+  for (const auto& scanned : modules) {
+    plain.push_back(scanned.module);
+  }
+  return hw::common_targets(plain);
+}
+
+void DeviceCodeScan::append(DeviceCodeScan other) {
+  std::ranges::move(other.modules, std::back_inserter(modules));
+  std::ranges::move(other.relocatable_only, std::back_inserter(relocatable_only));
+  std::ranges::move(other.files, std::back_inserter(files));
+}
 
 Result<DeviceCodeScan> scan_device_code(const std::filesystem::path& root) {
   DeviceCodeScan scan;
@@ -74,18 +129,28 @@ Result<DeviceCodeScan> scan_device_code(const std::filesystem::path& root) {
   for (const auto& file : files) {
     HWIMG_TRY(with_context(scan_file(file, scan), fmt::format("failed to scan {} for device code", root.string())));
   }
-  std::ranges::sort(scan.targets);
-  const auto [first, last] = std::ranges::unique(scan.targets);
-  scan.targets.erase(first, last);
   return scan;
 }
 
 Result<void> check_device_code(std::string_view variant_id, std::span<const GpuTarget> declared,
-                               std::span<const GpuTarget> found) {
-  std::vector<GpuTarget> want(declared.begin(), declared.end());
-  std::vector<GpuTarget> have(found.begin(), found.end());
-  std::ranges::sort(want);
-  std::ranges::sort(have);
+                               const DeviceCodeScan& scan) {
+  const auto want = sorted(declared);
+  const auto have = scan.common_targets();
+  const bool uniform = std::ranges::all_of(
+      scan.modules, [&](const ScannedModule& scanned) { return scanned.module.targets == have; });
+  if (!uniform) {
+    auto lacking = lacking_modules(scan, want);
+    if (!lacking.empty()) {
+      const auto more = lacking.size() > listed_modules ? lacking.size() - listed_modules : 0;
+      lacking.resize(std::min(lacking.size(), listed_modules));
+      std::vector<GpuTarget> missing;
+      std::ranges::set_difference(want, have, std::back_inserter(missing));
+      return fail("failed to check the device code of variant {}: it declares {}, but not every module of device "
+                  "code has them, and a GPU runs only what each module has: {}{}{}",
+                  variant_id, names_or_none(want), util::join(lacking, "; "),
+                  more > 0 ? fmt::format("; and {} more", more) : "", relocatable_note(scan, missing));
+    }
+  }
   if (want == have) {
     return {};
   }
@@ -100,8 +165,9 @@ Result<void> check_device_code(std::string_view variant_id, std::span<const GpuT
   if (!extra.empty()) {
     differences.push_back("not declared " + names_or_none(extra));
   }
-  return fail("failed to check the device code of variant {}: its files embed {} but it declares {} ({})",
-              variant_id, names_or_none(have), names_or_none(want), util::join(differences, "; "));
+  return fail("failed to check the device code of variant {}: {} {} but it declares {} ({}{})", variant_id,
+              uniform ? "its files embed" : "every module of its files embeds", names_or_none(have), names_or_none(want),
+              util::join(differences, "; "), relocatable_note(scan, missing));
 }
 
 }  // namespace hwimg::hw
