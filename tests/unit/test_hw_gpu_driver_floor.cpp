@@ -15,7 +15,11 @@ DriverVersion drv(std::string_view text) { return DriverVersion::parse(text).val
 
 std::vector<std::string> failures(std::vector<GpuDevice> gpus, std::optional<CudaVersion> cuda,
                                   std::optional<DriverVersion> driver) {
-  return gpu_driver_floor_failures(gpus, cuda, driver);
+  std::vector<std::string> reasons;
+  for (const auto& failure : gpu_driver_floor_failures(gpus, cuda, driver)) {
+    reasons.push_back(failure.reason);
+  }
+  return reasons;
 }
 
 }  // namespace

@@ -78,3 +78,12 @@ TEST_CASE("rule 4: the floors apply to the GPUs the container gets and to CUDA v
   CHECK(chosen_name(run(candidates, host, "all")) == "cpu-x86-64-v2");
   CHECK(verdict_of(run(candidates, host, "all"), "cpu-x86-64-v2").reasons.empty());
 }
+
+TEST_CASE("rule 4: the GPUs below their floor are the verdict's GPU failures") {
+  const auto host = with_gpus(cpu_host("x86-64-v2"), "560.35.03", "12.6", {"9.0", "10.0"});
+  const auto verdict = run({gpu_variant("v", "12.8", "sm_90,sm_100")}, host).verdicts.front();
+  REQUIRE(verdict.gpu_failures.size() == 1);
+  CHECK(verdict.gpu_failures[0].gpu.index == 1);
+  CHECK(verdict.gpu_failures[0].reason ==
+        "GPU 1 (compute capability 10.0, Blackwell) needs driver >= 570; host has 560.35.03: upgrade the driver");
+}

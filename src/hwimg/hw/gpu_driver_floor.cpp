@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "hwimg/util/strings.hpp"
 
 namespace hwimg::hw {
 namespace {
@@ -57,10 +56,10 @@ std::optional<GpuDriverFloor> gpu_driver_floor(ComputeCapability device) {
   return found == driver_floor_rows.end() ? std::nullopt : std::optional(*found);
 }
 
-std::vector<std::string> gpu_driver_floor_failures(std::span<const GpuDevice> gpus,
-                                                   const std::optional<CudaVersion>& host_cuda,
-                                                   const std::optional<DriverVersion>& host_driver) {
-  std::vector<std::pair<GpuDriverFloor, std::vector<std::string>>> short_of;  // in host order
+std::vector<GpuFloorFailure> gpu_driver_floor_failures(std::span<const GpuDevice> gpus,
+                                                       const std::optional<CudaVersion>& host_cuda,
+                                                       const std::optional<DriverVersion>& host_driver) {
+  std::vector<std::pair<GpuDriverFloor, std::vector<int>>> short_of;  // in host order
   for (const auto& gpu : gpus) {
     const auto floor = gpu_driver_floor(gpu.capability);
     if (!floor || !below_floor(*floor, host_cuda, host_driver)) {
@@ -69,21 +68,22 @@ std::vector<std::string> gpu_driver_floor_failures(std::span<const GpuDevice> gp
     const auto same = std::ranges::find_if(
         short_of, [&](const auto& entry) { return entry.first.capability == gpu.capability; });
     if (same == short_of.end()) {
-      short_of.push_back({*floor, {std::to_string(gpu.index)}});
+      short_of.push_back({*floor, {gpu.index}});
     } else {
-      same->second.push_back(std::to_string(gpu.index));
+      same->second.push_back(gpu.index);
     }
   }
-  std::vector<std::string> reasons;
+  std::vector<GpuFloorFailure> failures;
   for (const auto& [floor, indexes] : short_of) {
     const bool one = indexes.size() == 1;
-    reasons.push_back(fmt::format("{} {} (compute capability {}, {}) {} driver >= {}{}; {}: upgrade the driver",
-                                  one ? "GPU" : "GPUs", util::join(indexes, ", "), floor.capability.str(),
+    failures.push_back({fmt::format("{} {} (compute capability {}, {}) {} driver >= {}{}; {}: upgrade the driver",
+                                  one ? "GPU" : "GPUs", fmt::join(indexes, ", "), floor.capability.str(),
                                   floor.architecture, one ? "needs" : "need", floor.branch,
                                   host_driver ? std::string() : fmt::format(" (CUDA {})", floor.cuda().str()),
-                                  host_side(host_cuda, host_driver)));
+                                  host_side(host_cuda, host_driver)),
+                        indexes});
   }
-  return reasons;
+  return failures;
 }
 
 std::vector<FactSource> gpu_driver_floor_sources() {

@@ -32,10 +32,15 @@ struct GpuDevice {
   ComputeCapability capability;
 };
 
-// One reason per generation whose floor the host's driver is below, naming its GPUs: "GPU 0
+struct GpuFloorFailure {
+  std::string reason;
+  std::vector<int> gpu_indexes;  // the GPUs it names
+};
+
+// One failure per generation whose floor the host's driver is below, naming its GPUs: "GPU 0
 // (compute capability 10.0, Blackwell) needs driver >= 570; host has 560.35.03: upgrade the driver". Judged
 // by the driver version when known, else by the CUDA version the host reports.
-[[nodiscard]] std::vector<std::string> gpu_driver_floor_failures(std::span<const GpuDevice> gpus,
+[[nodiscard]] std::vector<GpuFloorFailure> gpu_driver_floor_failures(std::span<const GpuDevice> gpus,
                                                                  const std::optional<CudaVersion>& host_cuda,
                                                                  const std::optional<DriverVersion>& host_driver);
 

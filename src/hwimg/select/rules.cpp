@@ -145,7 +145,8 @@ bool check_cuda(const Requirements& req, const HostView& host, const GpuOutcome&
 }
 
 // Rule 4: a GPU generation newer than the host's driver (docs/compatibility.md#gpu-driver-floors).
-void check_gpu_driver_floors(const Requirements& req, const HostView& host, std::vector<std::string>& reasons) {
+void check_gpu_driver_floors(const Requirements& req, const HostView& host, std::vector<std::string>& reasons,
+                             std::vector<GpuFailure>& gpu_failures) {
   if (!req.cuda || !host.has_driver) {
     return;
   }
@@ -155,7 +156,14 @@ void check_gpu_driver_floors(const Requirements& req, const HostView& host, std:
       devices.push_back({gpu.index, *gpu.capability});
     }
   }
-  std::ranges::move(hw::gpu_driver_floor_failures(devices, host.cuda, host.driver), std::back_inserter(reasons));
+  for (auto& failure : hw::gpu_driver_floor_failures(devices, host.cuda, host.driver)) {
+    for (const auto& gpu : host.gpus) {
+      if (std::ranges::find(failure.gpu_indexes, gpu.index) != failure.gpu_indexes.end()) {
+        gpu_failures.push_back({gpu, failure.reason});
+      }
+    }
+    reasons.push_back(std::move(failure.reason));
+  }
 }
 
 // Rule 5.
@@ -252,7 +260,7 @@ Verdict judge(Requirements requirements, const HostView& host, std::size_t posit
     gpus = check_gpu_code(req, host, reasons, verdict.gpu_failures);
   }
   const bool native = check_cuda(req, host, gpus, reasons);
-  check_gpu_driver_floors(req, host, reasons);
+  check_gpu_driver_floors(req, host, reasons, verdict.gpu_failures);
   check_bundled_driver(req, host, reasons);
   check_nvidia_require(req, host, reasons);
 
