@@ -52,7 +52,8 @@ TEST_CASE("every archspec x86 target named by the brief exists with its level") 
       {"skylake_avx512", X86Level::v4}, {"cascadelake", X86Level::v4}, {"icelake", X86Level::v4},
       {"sapphirerapids", X86Level::v4}, {"zen", X86Level::v3},         {"zen2", X86Level::v3},
       {"zen3", X86Level::v3},           {"zen4", X86Level::v4},        {"zen5", X86Level::v4},
-      {"sandybridge", X86Level::v2},    {"k10", X86Level::v1}};
+      {"sandybridge", X86Level::v2},    {"k10", X86Level::v1},         {"nocona", X86Level::v1},
+      {"core2", X86Level::v1},          {"graniterapids", X86Level::v4}};
   for (const auto& [name, level] : expected) {
     CAPTURE(name);
     CHECK(target(name).level == level);
@@ -87,6 +88,11 @@ TEST_CASE("GCC flags follow the version ranges of the reference") {
   CHECK(gcc_flags(target("neoverse_v2"), 12, 3) == "-mcpu=neoverse-v2");
   CHECK(gcc_flags(target("neoverse_v2"), 11, 4) == "-mcpu=neoverse-v2");
   CHECK(gcc_flags(target("ampere1a"), 12, 2) == "-mcpu=neoverse-n1");
+  CHECK(gcc_flags(target("neoverse_n1"), 8, 2) == "-march=armv8.2-a+fp16+rcpc+dotprod+crypto -mtune=cortex-a72");
+  CHECK(gcc_flags(target("armv9.2a"), 13, 1) == "-march=armv9.2-a -mtune=generic");
+  CHECK(gcc_flags(target("m1"), 15, 1) == "-march=armv8.4-a -mtune=generic");  // archspec's first match
+  CHECK(gcc_flags(target("graniterapids"), 13, 1) == "-march=graniterapids -mtune=graniterapids");
+  CHECK_FALSE(gcc_flags(target("graniterapids"), 12, 3).has_value());
 }
 
 TEST_CASE("compatibility names the missing instruction-set features and ignores non-ISA flags") {
@@ -123,6 +129,11 @@ TEST_CASE("the best microarchitecture follows archspec's rules") {
   CHECK(best_name(CpuArch::amd64, "Intel", target("sapphirerapids").features) == "sapphirerapids");
   CHECK(best_name(CpuArch::amd64, "Intel", x86_level_features(X86Level::v2)) == "nehalem");
   CHECK(best_name(CpuArch::amd64, "Hygon", x86_level_features(X86Level::v2)) == "x86-64-v2");
+  // A Core 2 (SSSE3, no SSE4) is core2 on v1; Granite Rapids is Sapphire Rapids with AMX-FP16.
+  CHECK(best_name(CpuArch::amd64, "Intel", with(x86_level_features(X86Level::v1), {"pni", "ssse3"})) == "core2");
+  const auto spr = target("sapphirerapids").features;
+  CHECK(best_name(CpuArch::amd64, "Intel", with(spr, {"avx512_fp16", "amx_fp16"})) == "graniterapids");
+  CHECK(best_name(CpuArch::amd64, "Intel", with(spr, {"avx512_fp16"})) == "sapphirerapids");
 }
 
 TEST_CASE("aarch64 targets use the vendor, the features and the CPU part") {
@@ -138,4 +149,23 @@ TEST_CASE("aarch64 targets use the vendor, the features and the CPU part") {
   CHECK(arm_vendor_name("0x6d") == "0x6d");
   CHECK(x86_vendor_name("AuthenticAMD") == "AMD");
   CHECK(x86_vendor_name("GenuineIntel") == "Intel");
+  // Apple's parts are archspec's for m1 and m2; m3 and m4 have none, so features decide.
+  CHECK(best_name(CpuArch::arm64, "Apple", target("m2").features, "0x032") == "m2");
+  CHECK(best_name(CpuArch::arm64, "Apple", target("m1").features, "0x022") == "m1");
+  CHECK(best_name(CpuArch::arm64, "Apple", target("m4").features) == "m4");
+}
+
+TEST_CASE("any vendor spelling a facts file carries becomes NFD's") {
+  CHECK(cpu_vendor_name("AuthenticAMD") == "AMD");
+  CHECK(cpu_vendor_name(" GenuineIntel ") == "Intel");
+  CHECK(cpu_vendor_name("HygonGenuine") == "Hygon");
+  CHECK(cpu_vendor_name("amd") == "AMD");
+  CHECK(cpu_vendor_name("INTEL") == "Intel");
+  CHECK(cpu_vendor_name("0x41") == "ARM");
+  CHECK(cpu_vendor_name("0xC0") == "Ampere");
+  CHECK(cpu_vendor_name("apple") == "Apple");
+  CHECK(cpu_vendor_name("Ampere") == "Ampere");
+  CHECK(cpu_vendor_name("0x6d") == "0x6d");
+  CHECK(cpu_vendor_name("Zhaoxin") == "Zhaoxin");
+  CHECK(cpu_vendor_name("") == "");
 }

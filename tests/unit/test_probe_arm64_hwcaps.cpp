@@ -67,6 +67,7 @@ TEST_CASE("aarch64 hwcaps and MIDR decode to features, vendor and the archspec t
     CHECK(cpu.arch == hw::CpuArch::arm64);
     CHECK(cpu.vendor == c.vendor);
     CHECK(cpu.model_name == c.model_name);
+    CHECK(cpu.implementer == c.implementer);
     CHECK(cpu.cpu_part == c.part);
     CHECK(cpu.microarch.value_or("(none)") == c.microarch);
     CHECK_FALSE(cpu.level.has_value());

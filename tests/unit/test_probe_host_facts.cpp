@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "hwimg/hw/cpu_targets.hpp"
 #include "hwimg/probe/host_facts.hpp"
 #include "hwimg/util/files.hpp"
@@ -20,6 +22,50 @@ std::string error_of(std::string_view text) {
   const auto facts = parse_host_facts(text, "facts.json");
   REQUIRE_FALSE(facts.has_value());
   return facts.error().message;
+}
+
+CpuFacts cpu_of(const nlohmann::json& cpu) {
+  const auto facts = parse_host_facts(nlohmann::json{{"cpu", cpu}}.dump(), "facts.json");
+  REQUIRE_MESSAGE(facts.has_value(), facts.error().message);
+  return facts->cpu;
+}
+
+std::vector<std::string> features_of(std::string_view target) {
+  const auto& features = hw::find_cpu_target(target)->features;
+  return {features.begin(), features.end()};
+}
+
+// The first processor block of a /proc/cpuinfo archspec-json records (tests/data/archspec/targets/).
+struct Cpuinfo {
+  std::vector<std::string> features;
+  std::string implementer;
+  std::string part;
+};
+
+Cpuinfo archspec_cpuinfo(const std::string& name) {
+  const auto text = util::read_file(std::string(HWIMG_TEST_DATA_DIR) + "/archspec/targets/" + name);
+  REQUIRE_MESSAGE(text.has_value(), name);
+  Cpuinfo info;
+  for (const auto& line : util::split(*text, '\n')) {
+    const auto colon = line.find(':');
+    const auto key = util::trim(std::string_view(line).substr(0, colon));
+    const auto value = colon == std::string::npos ? std::string() : std::string(util::trim(line.substr(colon + 1)));
+    if (key == "Features" && info.features.empty()) {
+      for (const auto& word : util::split(value, ' ')) {
+        if (!word.empty()) info.features.push_back(word);
+      }
+    } else if (key == "CPU implementer" && info.implementer.empty()) {
+      info.implementer = value;
+    } else if (key == "CPU part" && info.part.empty()) {
+      info.part = value;
+    }
+  }
+  return info;
+}
+
+// Facts a file would carry for that machine: no vendor, only what /proc/cpuinfo says.
+nlohmann::json arm64_cpu(const Cpuinfo& info) {
+  return {{"arch", "arm64"}, {"implementer", info.implementer}, {"cpu_part", info.part}, {"features", info.features}};
 }
 
 }  // namespace
@@ -120,7 +166,8 @@ TEST_CASE("malformed facts are refused naming the key") {
 TEST_CASE("facts written by to_json read back the same") {
   HostFacts facts;
   facts.cpu = {.arch = hw::CpuArch::amd64, .vendor = "Intel", .model_name = "Xeon", .family = 6, .model = 143,
-               .level = hw::X86Level::v3, .microarch = "haswell", .features = {"avx2", "bmi2"}, .cpu_part = {}};
+               .level = hw::X86Level::v3, .microarch = "haswell", .features = {"avx2", "bmi2"},
+               .implementer = {}, .cpu_part = {}};
   facts.nvidia = NvidiaFacts{.driver_version = "580.65.06", .cuda_driver_version = "13.0", .source = "nvml",
                              .gpus = {{.index = 0, .uuid = "GPU-a", .name = "NVIDIA H100 80GB HBM3",
                                        .compute_capability = "9.0", .brand = std::nullopt, .memory_mib = 81559}}};
@@ -165,4 +212,79 @@ TEST_CASE("what hwimg probe printed on an H100 machine agrees with nvidia-smi th
   CHECK_FALSE(procfs->nvidia->cuda_driver_version.has_value());
   CHECK_FALSE(procfs->nvidia->gpus.at(0).compute_capability.has_value());
   CHECK(procfs->nvidia->gpus.at(0).name == field(0));
+}
+
+TEST_CASE("neoverse_v2 and neoverse_n2 facts, alike in features, are told apart by cpu_part") {
+  const std::pair<const char*, const char*> machines[] = {
+      {"linux-rhel9-neoverse_n2", "neoverse_n2"},        {"linux-rhel9-neoverse_v2", "neoverse_v2"},
+      {"linux-ubuntu22.04-neoverse_n2", "neoverse_n2"}, {"linux-ubuntu22.04-neoverse_v2", "neoverse_v2"}};
+  for (const auto& [machine, microarch] : machines) {
+    CAPTURE(machine);
+    const auto info = archspec_cpuinfo(machine);
+    const auto cpu = cpu_of(arm64_cpu(info));
+    CHECK(cpu.vendor == "ARM");  // from the implementer
+    CHECK(cpu.implementer == "0x41");
+    CHECK(cpu.cpu_part == info.part);
+    CHECK(cpu.microarch == microarch);
+  }
+  // The same Features line: only the part differs.
+  auto info = archspec_cpuinfo("linux-ubuntu22.04-neoverse_v2");
+  info.part = "0xd49";
+  CHECK(cpu_of(arm64_cpu(info)).microarch == "neoverse_n2");
+  info.part = "0xD4F";
+  CHECK(cpu_of(arm64_cpu(info)).cpu_part == "0xd4f");
+  CHECK(cpu_of(arm64_cpu(info)).microarch == "neoverse_v2");
+}
+
+TEST_CASE("Apple M1 and M2 facts resolve to m1 and m2") {
+  const auto m1 = cpu_of(arm64_cpu(archspec_cpuinfo("linux-asahi-m1")));
+  CHECK(m1.vendor == "Apple");
+  CHECK(m1.microarch == "m1");
+  const auto m2 = cpu_of(arm64_cpu(archspec_cpuinfo("linux-asahi-m2")));
+  CHECK(m2.vendor == "Apple");
+  CHECK(m2.microarch == "m2");
+}
+
+TEST_CASE("CPUID vendor strings and implementer codes in facts files read as NFD's names") {
+  const auto amd = cpu_of({{"arch", "amd64"}, {"vendor", "AuthenticAMD"}, {"features", features_of("zen4")}});
+  CHECK(amd.vendor == "AMD");
+  CHECK(amd.microarch == "zen4");
+  CHECK(hw::cpu_target_compatible(*hw::find_cpu_target("zen4"), amd.vendor, hw::make_feature_set(amd.features))
+            .compatible());
+  const auto intel =
+      cpu_of({{"arch", "amd64"}, {"vendor", "GenuineIntel"}, {"features", features_of("cascadelake")}});
+  CHECK(intel.vendor == "Intel");
+  CHECK(intel.microarch == "cascadelake");
+  CHECK(cpu_of({{"arch", "amd64"}, {"vendor", "amd"}}).vendor == "AMD");
+  CHECK(cpu_of({{"arch", "amd64"}, {"vendor", "authenticamd"}}).vendor == "AMD");
+  CHECK(cpu_of({{"arch", "amd64"}, {"vendor", "Zhaoxin"}}).vendor == "Zhaoxin");
+  CHECK(cpu_of({{"arch", "arm64"}, {"vendor", "0x41"}}).vendor == "ARM");
+  CHECK(cpu_of({{"arch", "arm64"}, {"vendor", "ampere"}, {"implementer", "0xc0"}}).vendor == "Ampere");
+  CHECK(cpu_of({{"arch", "arm64"}, {"implementer", "0x6d"}}).vendor == "0x6d");  // unknown: kept, matches no target
+}
+
+TEST_CASE("implementer and cpu_part are written where known and checked when read") {
+  HostFacts facts;
+  facts.cpu = cpu_of(arm64_cpu(archspec_cpuinfo("linux-rhel9-neoverse_n2")));
+  const auto text = to_json(facts);
+  CHECK(text.find("\"implementer\": \"0x41\"") != std::string::npos);
+  CHECK(text.find("\"cpu_part\": \"0xd49\"") != std::string::npos);
+  const auto again = parse_host_facts(text, "x");
+  REQUIRE(again.has_value());
+  CHECK(to_json(*again) == text);
+  facts.cpu = cpu_of({{"arch", "amd64"}, {"vendor", "AMD"}});
+  CHECK(to_json(facts).find("cpu_part") == std::string::npos);
+
+  CHECK(error_of(R"({"cpu": {"arch": "amd64", "cpu_part": "0xd4f"}})") ==
+        "failed to read host facts facts.json: cpu.cpu_part: only arm64 CPUs have one, got \"0xd4f\" for amd64");
+  CHECK(error_of(R"({"cpu": {"arch": "arm64", "cpu_part": "d4f"}})") ==
+        "failed to read host facts facts.json: cpu.cpu_part: expected a hexadecimal code such as \"0xd4f\", got "
+        "\"d4f\"");
+  CHECK(error_of(R"({"cpu": {"arch": "arm64", "implementer": "0x"}})") ==
+        "failed to read host facts facts.json: cpu.implementer: expected a hexadecimal code such as \"0x41\", got "
+        "\"0x\"");
+  CHECK(error_of(R"({"cpu": {"arch": "arm64", "implementer": 65}})") ==
+        "failed to read host facts facts.json: cpu.implementer: expected a string");
+  CHECK(error_of(R"({"cpu": {"arch": "arm64", "vendor": "ARM", "implementer": "0xc0"}})") ==
+        "failed to read host facts facts.json: cpu.vendor: \"ARM\" contradicts cpu.implementer \"0xc0\" (Ampere)");
 }

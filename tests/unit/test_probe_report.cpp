@@ -10,7 +10,8 @@ HostFacts sample() {
   HostFacts facts;
   facts.cpu = {.arch = hw::CpuArch::amd64, .vendor = "AMD", .model_name = "AMD EPYC 9454 48-Core Processor",
                .family = 25, .model = 17, .level = hw::X86Level::v4, .microarch = "zen4",
-               .features = {"avx2", "avx512f", "fpu", "hypervisor", "pku"}, .cpu_part = {}};
+               .features = {"avx2", "avx512f", "fpu", "hypervisor", "pku"},
+               .implementer = {}, .cpu_part = {}};
   facts.nvidia = NvidiaFacts{
       .driver_version = "580.65.06", .cuda_driver_version = "13.0", .source = "nvml",
       .gpus = {{.index = 0, .uuid = "GPU-a", .name = "NVIDIA H100 80GB HBM3", .compute_capability = "9.0",

@@ -29,6 +29,7 @@ struct CpuTarget {
   FeatureSet features;           // full list, inherited features included, /proc/cpuinfo names
   X86Level level = X86Level::v1; // psABI level the features imply (amd64 only)
   std::vector<GccFlags> gcc;     // newest first
+  std::string_view source;       // "archspec", "x86-64 psABI", or the URL of the GCC page the row follows
 
   [[nodiscard]] bool is_generic() const { return vendor == "generic"; }
 };
@@ -71,5 +72,8 @@ struct CpuTargetCheck {
 [[nodiscard]] std::string x86_vendor_name(std::string_view cpuid_vendor);
 // NFD's vendor spelling for an aarch64 `CPU implementer` ("0x41" -> "ARM"); unknown ones unchanged.
 [[nodiscard]] std::string arm_vendor_name(std::string_view implementer);
+// Any spelling a facts file may carry ("AuthenticAMD", "0x41", "amd", "ARM") as NFD's ("AMD", "ARM");
+// unknown vendors unchanged, so they still match no named target.
+[[nodiscard]] std::string cpu_vendor_name(std::string_view vendor);
 
 }  // namespace hwimg::hw

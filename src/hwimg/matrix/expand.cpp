@@ -95,11 +95,13 @@ public:
     if (const auto march = hw::gcc_flags(cpu, m_gcc.major, m_gcc.minor)) {
       variant.cpu_march = *march;
     } else {
-      const auto oldest = cpu.gcc.empty() ? std::string("no GCC")
-                                          : fmt::format("GCC {}.{}", cpu.gcc.back().major, cpu.gcc.back().minor);
-      unsupported.push_back({cpu_at, fmt::format("GCC {} cannot build for {} (it needs {} or newer; set gcc in "
-                                                 "the matrix to the version the recipe uses)",
-                                                 m_gcc.str(), cpu.name, oldest)});
+      // Every row has GCC flags (test_hw_cpu_target_table.cpp); a new one without them still reads sensibly.
+      const auto reason = cpu.gcc.empty()
+                              ? fmt::format("hwimg knows no GCC flags for {}", cpu.name)
+                              : fmt::format("GCC {} cannot build for {} (it needs GCC {}.{} or newer; set gcc in the "
+                                            "matrix to the version the recipe uses)",
+                                            m_gcc.str(), cpu.name, cpu.gcc.back().major, cpu.gcc.back().minor);
+      unsupported.push_back({cpu_at, reason});
     }
 
     std::string gpu_id;

@@ -65,11 +65,11 @@ CpuFacts decode_arm64(std::uint64_t hwcap, std::uint64_t hwcap2, std::string_vie
     }
   }
   std::ranges::sort(cpu.features);
-  const auto implementer = first_value(cpuinfo, "CPU implementer");
+  cpu.implementer = first_value(cpuinfo, "CPU implementer");
   cpu.cpu_part = first_value(cpuinfo, "CPU part");
-  cpu.vendor = hw::arm_vendor_name(implementer);
+  cpu.vendor = hw::arm_vendor_name(cpu.implementer);
   for (const auto& part : k_parts) {
-    if (part.implementer == implementer && part.part == cpu.cpu_part) {
+    if (part.implementer == cpu.implementer && part.part == cpu.cpu_part) {
       cpu.model_name = std::string(part.name);
     }
   }

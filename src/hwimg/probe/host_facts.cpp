@@ -66,11 +66,33 @@ private:
   std::string m_file_name;
 };
 
+bool is_hex_digit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
 bool is_version_text(std::string_view text) {
   const auto parts = util::split(text, '.');
   return parts.size() >= 2 && std::ranges::all_of(parts, [](const std::string& part) {
            return !part.empty() && std::ranges::all_of(part, [](char c) { return c >= '0' && c <= '9'; });
          });
+}
+
+// A MIDR field as /proc/cpuinfo writes it ("0x41", "0xd4f"), arm64 only; empty when absent.
+Result<std::string> read_midr_field(const Reader& reader, const Json& cpu, hw::CpuArch arch, std::string_view name,
+                                    std::string_view example) {
+  const auto key = fmt::format("cpu.{}", name);
+  HWIMG_TRY_ASSIGN(auto value, reader.string(cpu, name, key));
+  if (!value) {
+    return std::string();
+  }
+  if (arch != hw::CpuArch::arm64) {
+    return reader.error(key, "only arm64 CPUs have one, got \"{}\" for {}", *value, hw::cpu_arch_name(arch));
+  }
+  auto code = util::to_lower(util::trim(*value));
+  if (code.size() < 3 || !code.starts_with("0x") || !std::ranges::all_of(code.substr(2), is_hex_digit)) {
+    return reader.error(key, "expected a hexadecimal code such as \"{}\", got \"{}\"", example, *value);
+  }
+  return code;
 }
 
 Result<CpuFacts> read_cpu(const Reader& reader, const Json& cpu) {
@@ -84,8 +106,17 @@ Result<CpuFacts> read_cpu(const Reader& reader, const Json& cpu) {
     return reader.error("cpu.arch", "unknown architecture \"{}\" (expected \"amd64\" or \"arm64\")", *arch);
   }
   facts.arch = *parsed_arch;
+  HWIMG_TRY_ASSIGN(facts.implementer, read_midr_field(reader, cpu, facts.arch, "implementer", "0x41"));
+  HWIMG_TRY_ASSIGN(facts.cpu_part, read_midr_field(reader, cpu, facts.arch, "cpu_part", "0xd4f"));
   HWIMG_TRY_ASSIGN(auto vendor, reader.string(cpu, "vendor", "cpu.vendor"));
-  facts.vendor = vendor.value_or("");
+  // The implementer names the vendor when the file does not; a known implementer must agree with it.
+  const auto implementer_vendor = hw::arm_vendor_name(facts.implementer);
+  const bool has_vendor = vendor && !util::trim(*vendor).empty();
+  facts.vendor = has_vendor ? hw::cpu_vendor_name(*vendor) : implementer_vendor;
+  if (has_vendor && implementer_vendor != facts.implementer && implementer_vendor != facts.vendor) {
+    return reader.error("cpu.vendor", "\"{}\" contradicts cpu.implementer \"{}\" ({})", *vendor, facts.implementer,
+                        implementer_vendor);
+  }
   HWIMG_TRY_ASSIGN(auto model_name, reader.string(cpu, "model_name", "cpu.model_name"));
   facts.model_name = model_name.value_or("");
   HWIMG_TRY_ASSIGN(auto family, reader.integer(cpu, "family", "cpu.family"));
@@ -204,10 +235,17 @@ std::string to_json(const HostFacts& facts) {
                 {"vendor", cpu.vendor},
                 {"model_name", cpu.model_name},
                 {"family", optional_value(cpu.family)},
-                {"model", optional_value(cpu.model)},
-                {"level", cpu.level ? json(hw::x86_level_name(*cpu.level)) : json(nullptr)},
-                {"microarch", optional_value(cpu.microarch)},
-                {"features", cpu.features}};
+                {"model", optional_value(cpu.model)}};
+  // Written only where known (arm64), so amd64 facts keep their shape.
+  if (!cpu.implementer.empty()) {
+    cpu_json["implementer"] = cpu.implementer;
+  }
+  if (!cpu.cpu_part.empty()) {
+    cpu_json["cpu_part"] = cpu.cpu_part;
+  }
+  cpu_json["level"] = cpu.level ? json(hw::x86_level_name(*cpu.level)) : json(nullptr);
+  cpu_json["microarch"] = optional_value(cpu.microarch);
+  cpu_json["features"] = cpu.features;
   json root{{"schema", 1},
             {"os", facts.os},
             {"cpu", std::move(cpu_json)},

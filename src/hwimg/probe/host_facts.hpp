@@ -22,7 +22,8 @@ struct CpuFacts {
   std::optional<hw::X86Level> level;      // amd64 only
   std::optional<std::string> microarch;   // archspec name; absent when only a generic level fits
   std::vector<std::string> features;      // enabled by the OS, /proc/cpuinfo names, sorted
-  std::string cpu_part;                   // aarch64 `CPU part` ("0xd4f"); not part of the schema
+  std::string implementer;                // aarch64 `CPU implementer` ("0x41"), empty when unknown or amd64
+  std::string cpu_part;                   // aarch64 `CPU part` ("0xd4f"): tells equal-featured cores apart
 };
 
 struct GpuFacts {
@@ -57,7 +58,8 @@ void derive_cpu_facts(CpuFacts& cpu);
 [[nodiscard]] std::string to_json(const NvidiaFacts& nvidia);
 
 // Reads a facts file; `file_name` only names it in errors ("failed to read host facts F: cpu.features:
-// expected an array of strings"). Unknown keys are ignored; level and microarch are derived when absent.
+// expected an array of strings"). Unknown keys are ignored; vendor spellings become NFD's ("AuthenticAMD"
+// -> "AMD"), an absent vendor comes from the implementer, level and microarch are derived when absent.
 [[nodiscard]] Result<HostFacts> parse_host_facts(std::string_view text, std::string_view file_name);
 [[nodiscard]] Result<NvidiaFacts> parse_nvidia_facts(std::string_view text, std::string_view file_name);
 
