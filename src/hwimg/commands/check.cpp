@@ -1,7 +1,5 @@
 #include "hwimg/commands/check.hpp"
 
-#include <cstdio>
-
 #include <fmt/format.h>
 
 #include "hwimg/select/report.hpp"
@@ -9,26 +7,15 @@
 namespace hwimg::commands {
 
 Result<int> run_check(const CheckArguments& arguments) {
-  TerminalOutput output(Progress::hidden, arguments.registry.verbose);
-  HWIMG_TRY_ASSIGN(const auto judged, judge_image(arguments.reference, arguments.host_file, arguments.gpus,
-                                                  arguments.registry, output));
-  const auto& [source, selection] = judged;
-
+  TerminalOutput output(Progress::hidden, arguments.judge.registry.verbose);
+  HWIMG_TRY_ASSIGN(const auto judged, judge_image(arguments.judge, output));
   if (arguments.format == CheckFormat::json) {
-    fmt::print("{}", select::render_json(source, selection));
+    fmt::print("{}", select::render_json(judged.source, judged.selection));
   } else {
-    fmt::print("{}", select::render_check(source, selection));
+    fmt::print("{}", select::render_check(judged.source, judged.selection));
   }
-  std::fflush(stdout);
-  if (!selection.chosen) {
-    fmt::print(stderr, "hwimg: {} does not run on this host\n{}", arguments.reference,
-               select::render_explanation(source, selection));
-    return static_cast<int>(ExitCode::no_match);
-  }
-  if (arguments.explain == Explain::yes) {
-    fmt::print(stderr, "{}", select::render_explanation(source, selection));
-  }
-  return 0;
+  return finish_judging(arguments.judge, judged,
+                        fmt::format("{} does not run on this host", arguments.judge.reference));
 }
 
 }  // namespace hwimg::commands

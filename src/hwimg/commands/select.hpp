@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "hwimg/commands/registry_flags.hpp"
 #include "hwimg/select/image_source.hpp"
@@ -14,13 +15,18 @@ namespace hwimg::commands {
 enum class SelectFormat { reference, json };
 enum class Explain { no, yes };
 
-struct SelectArguments {
+// What `select` and `check` share: an image, the host to judge it against and how to explain.
+struct JudgeArguments {
   std::string reference;                            // oci:DIR[:TAG] or a registry reference
   std::optional<std::filesystem::path> host_file;  // facts instead of a live probe
   std::optional<std::string> gpus;                  // --gpus; absent: NVIDIA_VISIBLE_DEVICES, else all
-  SelectFormat format = SelectFormat::reference;
   Explain explain = Explain::no;
   RegistryFlags registry;
+};
+
+struct SelectArguments {
+  JudgeArguments judge;
+  SelectFormat format = SelectFormat::reference;
 };
 
 // REF's variants judged against this host (or the facts file) and the GPUs the container gets
@@ -29,10 +35,12 @@ struct JudgedImage {
   select::ImageSource source;
   select::Selection selection;
 };
-[[nodiscard]] Result<JudgedImage> judge_image(const std::string& reference,
-                                              const std::optional<std::filesystem::path>& host_file,
-                                              const std::optional<std::string>& gpus, const RegistryFlags& registry,
-                                              util::Output& output);
+[[nodiscard]] Result<JudgedImage> judge_image(const JudgeArguments& arguments, util::Output& output);
+
+// After the answer is on stdout: when nothing fits, `refusal` ("no variant of R runs on this host")
+// and every reason on stderr, returning 3; else the explanation when asked for, returning 0.
+[[nodiscard]] int finish_judging(const JudgeArguments& arguments, const JudgedImage& judged,
+                                 std::string_view refusal);
 
 // Prints the chosen reference (or JSON) on stdout and the explanation on stderr; returns 0, or 3
 // when no variant fits (every variant's reasons then go to stderr).
