@@ -98,8 +98,8 @@ std::string render_explanation(std::string_view image, const Selection& selectio
     name_width = std::max(name_width, verdict.requirements.name.size());
     platform_width = std::max(platform_width, verdict.requirements.platform ? verdict.requirements.platform->str().size() : 1);
   }
-  auto text = fmt::format("host: {}\nimage: {} ({} variants)\n", describe_host(selection.host), image,
-                          selection.verdicts.size());
+  auto text = fmt::format("host: {}\nimage: {} ({} variant{})\n", describe_host(selection.host), image,
+                          selection.verdicts.size(), selection.verdicts.size() == 1 ? "" : "s");
   text += fmt::format("{:<{}}  {:<{}}  {:<8}  {}\n", "VARIANT", name_width, "PLATFORM", platform_width, "RESULT", "WHY");
   for (std::size_t i = 0; i < selection.verdicts.size(); ++i) {
     const auto& verdict = selection.verdicts[i];
