@@ -28,6 +28,17 @@ TEST_CASE("query values are percent-encoded") {
   CHECK(url_encode("A-z_0.~") == "A-z_0.~");
 }
 
+TEST_CASE("tags/list pagination follows the Link header whose rel is next") {
+  Response response;
+  CHECK(next_page_link(response).empty());
+  response.headers = {{"link", "<tags/list?last=x>; rel=\"prev\", </v2/a/tags/list?last=b&n=2>; rel=\"next\""}};
+  CHECK(next_page_link(response) == "/v2/a/tags/list?last=b&n=2");
+  response.headers = {{"link", "<https://h/v2/a/tags/list?last=c>; rel=next"}};
+  CHECK(next_page_link(response) == "https://h/v2/a/tags/list?last=c");
+  response.headers = {{"link", ">< rel=\"next\""}, {"link", "</x>; rel=\"last\""}};
+  CHECK(next_page_link(response).empty());
+}
+
 TEST_CASE("transient answers are retried, others are not") {
   Response r;
   r.status = 503;

@@ -21,21 +21,6 @@ std::string bare_type(std::string_view content_type) {
   return util::to_lower(util::trim(content_type.substr(0, content_type.find(';'))));
 }
 
-// Next page from a `Link: <url>; rel="next"` header, empty when there is none.
-std::string next_link(const Response& r) {
-  for (const auto& value : r.header_values("link")) {
-    for (const auto& link : util::split(value, ',')) {
-      const auto open = link.find('<');
-      const auto close = link.find('>');
-      if (open == std::string::npos || close == std::string::npos || close < open) continue;
-      if (link.find("rel=\"next\"", close) != std::string::npos || link.find("rel=next", close) != std::string::npos) {
-        return link.substr(open + 1, close - open - 1);
-      }
-    }
-  }
-  return {};
-}
-
 }  // namespace
 
 // The body of an open stream as it arrives, and how its exchange ended.
@@ -219,7 +204,7 @@ Result<std::vector<std::string>> Client::list_tags(const Reference& ref) {
         if (tag.is_string()) tags.insert(tag.get<std::string>());
       }
     }
-    const auto next = next_link(response);
+    const auto next = next_page_link(response);
     url = next.empty() ? std::string() : resolve_url(response.url, next);
   }
   return std::vector<std::string>(tags.begin(), tags.end());

@@ -88,6 +88,20 @@ std::vector<std::string> Response::header_values(std::string_view name) const {
   return out;
 }
 
+std::string next_page_link(const Response& r) {
+  for (const auto& value : r.header_values("link")) {
+    for (const auto& link : util::split(value, ',')) {
+      const auto open = link.find('<');
+      const auto close = link.find('>');
+      if (open == std::string::npos || close == std::string::npos || close < open) continue;
+      if (link.find("rel=\"next\"", close) != std::string::npos || link.find("rel=next", close) != std::string::npos) {
+        return link.substr(open + 1, close - open - 1);
+      }
+    }
+  }
+  return {};
+}
+
 // One exchange in flight: the easy handle and everything its callbacks write into.
 struct Transfer {
   EasyHandle easy;

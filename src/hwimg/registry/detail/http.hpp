@@ -117,6 +117,10 @@ private:
   std::unique_ptr<State> m_state;
 };
 
+// The next page of a paginated answer (tags/list) from its `Link: <url>; rel="next"` headers,
+// unresolved; empty when there is none.
+[[nodiscard]] std::string next_page_link(const Response& r);
+
 // The URL with upload-state and token query values hidden, for logs and errors.
 [[nodiscard]] std::string redact_url(std::string_view url);
 
