@@ -7,7 +7,7 @@ namespace hwimg::util::json {
 Result<Json> parse(std::string_view text) {
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number overflowing a double
     std::string_view what = e.what();
     if (const auto end = what.find("] "); what.starts_with("[json.exception") && end != std::string_view::npos) {
       what.remove_prefix(end + 2);
