@@ -25,7 +25,8 @@ inline void add_registry_options(CLI::App& command, commands::RegistryFlags& fla
         "log every HTTP exchange to stderr (credentials are never shown)");
   }
   command.add_option("--docker-config", options.docker_config_dir,
-                     "directory of config.json (default: $DOCKER_CONFIG or ~/.docker)");
+                     "directory of config.json (default: $DOCKER_AUTH_CONFIG's credentials, then $DOCKER_CONFIG "
+                     "or ~/.docker)");
 }
 
 }  // namespace hwimg::cli

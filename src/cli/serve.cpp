@@ -28,7 +28,8 @@ void define_serve_command(CLI::App& subcommand, Action& action) {
   command->add_option("--ca-file", arguments->ca_file, "PEM file of CA certificates to trust for the upstreams")
       ->check(CLI::ExistingFile);
   command->add_option("--docker-config", arguments->docker_config_dir,
-                      "directory of config.json with the node's credentials (default: $DOCKER_CONFIG or ~/.docker)");
+                      "directory of config.json with the node's credentials (default: $DOCKER_AUTH_CONFIG's "
+                      "credentials, then $DOCKER_CONFIG or ~/.docker)");
   command->add_option("--ttl", arguments->ttl, "How long a tag's answer is kept (ms, s, m, h)")->capture_default_str();
   command->add_option("--refresh", arguments->refresh, "How often the node's facts are probed again; SIGHUP does it "
                                                        "at once")

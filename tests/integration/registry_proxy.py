@@ -8,7 +8,16 @@
   before or after forwarding, an answer of 500 or 503 (with Retry-After) without forwarding, or
   the answer's body cut in half.
 --tamper: rewrites manifest GET answers: wrong-digest (body changed, header digest kept),
-  oversize (a 5 MiB body), invalid-json, unknown-type (an unregistered Content-Type).
+  oversize (a 5 MiB body), huge-error (a 404 with a 5 MiB JSON error body), invalid-json,
+  unknown-type (an unregistered Content-Type); or blob GET answers: corrupt-blob (the last byte
+  flipped, length and headers kept).
+--retry-after-date N: the first N requests get 503 with Retry-After as an HTTP-date 3 s ahead.
+--redirect-blobs URL: blob GETs and HEADs the registry answers 200 are answered 307 to
+  URL/<digest>?X-Amz-Signature=s3cr3t instead, as registries send clients to blob storage.
+--storage DIR: no proxy: "blob storage" on another port serving GET/HEAD .../<digest> from the
+  registry's data DIR; every request is logged with the Authorization scheme it carried
+  (auth=none, auth=Basic, auth=Bearer); /token answers a 2 MiB token. With --challenge REALM it
+  answers every request 401 with `WWW-Authenticate: Bearer realm="REALM"` instead.
 --paginate-tags N: tags/list answers carry at most N tags, sorted, with a relative
   `Link: <...>; rel="next"` to the rest (distribution 2.8.2 itself ignores n and last).
 --hang-after-uploads N: after N finished blob uploads (PUT answered 201) every later request
@@ -19,6 +28,7 @@
 Only loopback addresses are used; every request and fault is logged one per line.
 """
 import argparse
+import email.utils
 import http.client
 import http.server
 import json
@@ -31,7 +41,11 @@ import time
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--upstream", required=True)
+    parser.add_argument("--upstream", default="")
+    parser.add_argument("--retry-after-date", type=int, default=0)
+    parser.add_argument("--redirect-blobs", default="")
+    parser.add_argument("--storage", default="")
+    parser.add_argument("--challenge", default="")
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=1)
@@ -41,12 +55,12 @@ def main():
     parser.add_argument("--stall-blob-gets", type=int, default=0)
     parser.add_argument("--log", default=os.devnull)
     args = parser.parse_args()
-    host, port = args.upstream.rsplit(":", 1)
+    host, port = (args.upstream or "127.0.0.1:0").rsplit(":", 1)
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit("registry_proxy: upstream must be a loopback address")
     rng = random.Random(args.seed)
     lock = threading.Lock()
-    state = {"uploads": 0, "requests": 0, "faults": 0, "stalls": 0}
+    state = {"uploads": 0, "requests": 0, "faults": 0, "stalls": 0, "delays": 0}
     log = open(args.log, "a", buffering=1)
 
     def note(line):
@@ -64,9 +78,37 @@ def main():
 
         def handle_any(self):
             try:
+                if args.storage:
+                    return self.storage()
                 self.forward()
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
+
+        def reply(self, status, headers, data=b""):
+            self.send_response(status)
+            for k, v in headers:
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        def storage(self):
+            auth = (self.headers.get("Authorization") or "none").split(" ")[0]
+            note("%s %s auth=%s" % (self.command, self.path.split("?")[0], auth))
+            if args.challenge:
+                return self.reply(401, [("WWW-Authenticate", 'Bearer realm="%s",service="storage"' % args.challenge)])
+            if self.path.startswith("/token"):
+                token = json.dumps({"token": "t" * (2 << 20)}).encode()
+                return self.reply(200, [("Content-Type", "application/json")], token)
+            digest = self.path.split("?")[0].rsplit("/", 1)[-1]
+            hexa = digest.split(":", 1)[-1]
+            path = os.path.join(args.storage, "docker/registry/v2/blobs/sha256", hexa[:2], hexa, "data")
+            if not re.fullmatch(r"[0-9a-f]{64}", hexa) or not os.path.exists(path):
+                return self.reply(404, [])
+            with open(path, "rb") as f:
+                self.reply(200, [("Content-Type", "application/octet-stream"), ("Docker-Content-Digest", digest)],
+                           f.read())
 
         def forward(self):
             length = int(self.headers.get("Content-Length") or 0)
@@ -79,6 +121,14 @@ def main():
                 if fault:
                     state["faults"] += 1
             path = self.path
+            with lock:
+                delay = state["delays"] < args.retry_after_date
+                state["delays"] += 1 if delay else 0
+            if delay:
+                note("retry-after-date %s %s" % (self.command, path.split("?")[0]))
+                when = email.utils.formatdate(time.time() + 3, usegmt=True)
+                payload = b'{"errors":[{"code":"TOOMANYREQUESTS","message":"slow down"}]}'
+                return self.reply(503, [("Content-Type", "application/json"), ("Retry-After", when)], payload)
             if hang:
                 note("hang %s %s" % (self.command, path.split("?")[0]))
                 time.sleep(120)
@@ -117,8 +167,16 @@ def main():
             if fault == "drop-after":
                 self.close_connection = True
                 return
-            if args.tamper and self.command == "GET" and re.search(r"/manifests/", path) and response.status == 200:
-                data, out_headers = tamper(args.tamper, data, out_headers)
+            blob = re.search(r"/blobs/sha256:[0-9a-f]{64}$", path.split("?")[0])
+            if args.redirect_blobs and blob and self.command in ("GET", "HEAD") and response.status == 200:
+                location = "%s/%s?X-Amz-Signature=s3cr3t" % (args.redirect_blobs, path.split("?")[0].rsplit("/", 1)[-1])
+                note("redirect %s %s" % (self.command, path.split("?")[0]))
+                return self.reply(307, [("Location", location)])
+            if args.tamper == "corrupt-blob" and blob and self.command == "GET" and response.status == 200 and data:
+                data = data[:-1] + bytes([data[-1] ^ 0xFF])
+            elif args.tamper and self.command == "GET" and re.search(r"/manifests/", path) and response.status == 200:
+                status, data, out_headers = tamper(args.tamper, data, out_headers)
+                response.status = status
             if args.paginate_tags and self.command == "GET" and path.split("?")[0].endswith("/tags/list") \
                     and response.status == 200:
                 data, link = paginate(data, path, args.paginate_tags)
@@ -187,13 +245,16 @@ def tamper(mode, data, headers):
         return [(k, v) for k, v in headers if k.lower() != name]
 
     if mode == "wrong-digest":
-        return data + b" ", headers
+        return 200, data + b" ", headers
     if mode == "oversize":
-        return json.dumps({"schemaVersion": 2, "padding": "x" * (5 << 20)}).encode(), without("docker-content-digest")
+        return 200, json.dumps({"schemaVersion": 2, "padding": "x" * (5 << 20)}).encode(), without("docker-content-digest")
+    if mode == "huge-error":
+        body = {"errors": [{"code": "MANIFEST_UNKNOWN", "message": "x" * (5 << 20)}]}
+        return 404, json.dumps(body).encode(), without("docker-content-digest")
     if mode == "invalid-json":
-        return b'{"schemaVersion": 2, "manifests": [', without("docker-content-digest")
+        return 200, b'{"schemaVersion": 2, "manifests": [', without("docker-content-digest")
     if mode == "unknown-type":
-        return data, without("content-type") + [("Content-Type", "application/vnd.example.unknown+json")]
+        return 200, data, without("content-type") + [("Content-Type", "application/vnd.example.unknown+json")]
     raise SystemExit("registry_proxy: unknown --tamper mode " + mode)
 
 

@@ -65,7 +65,7 @@ for mode in wrong-digest oversize invalid-json unknown-type; do
   hw_fails tag --plain-http "$PROXY_ADDR/test/flaky:v1" "tampered-$mode"
   case $mode in
     wrong-digest) assert_contains "$OUT" "failed to get manifest $PROXY_ADDR/test/flaky:v1: wrong digest: Docker-Content-Digest says $index_digest but the content hashes to" "$mode" ;;
-    oversize) assert_contains "$OUT" "failed to get manifest $PROXY_ADDR/test/flaky:v1: the manifest is larger than the 4 MiB limit" "$mode" ;;
+    oversize) assert_contains "$OUT" "failed to get manifest $PROXY_ADDR/test/flaky:v1: answer larger than 4194304 bytes" "$mode" ;;
     invalid-json) assert_contains "$OUT" "failed to get manifest $PROXY_ADDR/test/flaky:v1: invalid JSON" "$mode" ;;
     unknown-type) assert_contains "$OUT" "failed to get manifest $PROXY_ADDR/test/flaky:v1: unknown media type \"application/vnd.example.unknown+json\"" "$mode" ;;
   esac

@@ -225,5 +225,22 @@ assert_eq 503 "$CODE" "a tampered index"
 assert_contains "$(jq -r '.errors[0].message' "$BODY_FILE")" "wrong digest" "the error names the mismatch"
 stop_serve
 
+step "a blob whose bytes do not match its digest never reaches a client whole"
+port_file="$TEST_TMP/corrupt.port"
+python3 "$PROXY" --upstream "$plain_reg" --port-file "$port_file" --tamper corrupt-blob &
+add_cleanup "kill $! 2>/dev/null"
+for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
+start_serve corrupt --upstream "127.0.0.1:$(cat "$port_file")" --host "$TEST_TMP/v2.json"
+size=$(skopeo inspect --raw --tls-verify=false "docker://$plain_reg/demo/stencil:1.0-cpu-x86-64-v3" |
+  jq -r --arg d "$layer" '.layers[] | select(.digest == $d) | .size')
+set +e
+got=$(curl -s -o "$BODY_FILE" -w '%{size_download}' "http://$SERVE_ADDR/v2/demo/stencil/blobs/$layer")
+curl_status=$?
+set -e
+[ "$curl_status" != 0 ] || fail "curl took a corrupt blob as complete"
+[ "$got" -lt "$size" ] || fail "the client received all $size bytes of a corrupt blob"
+grep -q "served sha256:[0-9a-f]* for $layer: the body was cut off" "$SERVE_LOG" || fail "no warning: $(cat "$SERVE_LOG")"
+stop_serve
+
 assert_no_secret "$password"
 echo PASS

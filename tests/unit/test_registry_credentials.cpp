@@ -104,3 +104,30 @@ TEST_CASE("storing credentials keeps other keys and writes mode 0600 in a 0700 d
   CHECK(text->find("a.example.com") != std::string::npos);
   CHECK(lookup_credentials(config_dir, "127.0.0.1:5443")->value().password == "pw2");
 }
+
+TEST_CASE("DOCKER_AUTH_CONFIG: its credentials come first, the config file for registries it does not name") {
+  auto dir = scratch_directory("hwimg-cred");
+  write_file(dir.path() / "config.json",
+             R"({"auths": {"reg.example.com": {"auth": "ZmlsZTpmcm9tLWZpbGU="},
+                           "other.example.com": {"auth": "b3RoZXI6cHc="}}})");
+  const std::string environment =
+      R"({"auths": {"https://reg.example.com/v2/": {"auth": "ZW52OmZyb20tZW52"}, "tok.example.com": {"registrytoken": "t"}}})";
+  CHECK(lookup_credentials(dir.path(), "reg.example.com", environment)->value().username == "env");
+  CHECK(lookup_credentials(dir.path(), "reg.example.com", environment)->value().password == "from-env");
+  CHECK(lookup_credentials(dir.path(), "other.example.com", environment)->value().username == "other");
+  CHECK(lookup_credentials(dir.path(), "tok.example.com", environment)->value().registry_token == "t");
+  CHECK(lookup_credentials(dir.path(), "reg.example.com", "")->value().username == "file");
+  CHECK(lookup_credentials(dir.path() / "absent", "reg.example.com", environment)->value().username == "env");
+  CHECK_FALSE(lookup_credentials(dir.path() / "absent", "nowhere.example.com", environment)->has_value());
+}
+
+TEST_CASE("DOCKER_AUTH_CONFIG: broken values are errors that never quote them") {
+  auto dir = scratch_directory("hwimg-cred");
+  const auto invalid = lookup_credentials(dir.path(), "reg.example.com", R"({"auths": {"reg.example.com": "s3cret)");
+  REQUIRE(!invalid);
+  CHECK(invalid.error().message == "failed to read $DOCKER_AUTH_CONFIG: not a valid JSON object");
+  const auto entry = lookup_credentials(dir.path(), "reg.example.com", R"({"auths": {"reg.example.com": {"auth": "bm9jb2xvbg=="}}})");
+  REQUIRE(!entry);
+  CHECK(entry.error().message ==
+        "failed to read $DOCKER_AUTH_CONFIG: auths.\"reg.example.com\".auth is not base64 of user:password");
+}

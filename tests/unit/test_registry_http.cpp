@@ -94,3 +94,23 @@ TEST_CASE("registry errors are described from their JSON body") {
   dropped.error = "Couldn't connect to server";
   CHECK(describe(dropped) == "connection failed: Couldn't connect to server");
 }
+
+TEST_CASE("origins: credentials follow a redirect only to the same scheme, host and port") {
+  CHECK(url_origin("https://Reg.Example.com:443/v2/app/blobs/sha256:aa?x=1") == "https://reg.example.com");
+  CHECK(url_origin("http://127.0.0.1:5000") == "http://127.0.0.1:5000");
+  CHECK(url_origin("https://user:pw@reg.example.com/v2/") == "https://reg.example.com");
+  CHECK(url_origin("/v2/app") == "");
+  CHECK(same_origin("https://reg.example.com/v2/a", "https://reg.example.com:443/b"));
+  CHECK_FALSE(same_origin("https://reg.example.com/v2/a", "https://storage.example.com/b"));
+  CHECK_FALSE(same_origin("https://127.0.0.1:5000/v2/a", "https://127.0.0.1:5001/v2/a"));
+  CHECK_FALSE(same_origin("https://reg.example.com/v2/a", "http://reg.example.com/v2/a"));
+  CHECK_FALSE(same_origin("/v2/a", "/v2/a"));
+  std::vector<std::string> headers{"Accept: */*", "authorization: Basic eDp5", "Authorization: Bearer t", "Range: 0-1"};
+  strip_authorization(headers);
+  CHECK(headers == std::vector<std::string>{"Accept: */*", "Range: 0-1"});
+}
+
+TEST_CASE("an answer cut off at its limit says so, keeping an error status") {
+  CHECK(too_large_error(200, 4194304) == "answer larger than 4194304 bytes");
+  CHECK(too_large_error(404, 1048576) == "HTTP 404 with an answer larger than 1048576 bytes");
+}

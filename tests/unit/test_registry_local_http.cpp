@@ -143,7 +143,7 @@ TEST_CASE("a body cut short, a body over the limit, a server that closes without
   limited.max_response_body = 4;
   const auto big = exchange(transport, std::move(limited));
   CHECK(big.failure == TransportFailure::too_large);
-  CHECK(big.error == "response body exceeds the limit of 4 bytes");
+  CHECK(big.error == "answer larger than 4 bytes");
   const auto silent = exchange(transport, Request{Method::get, server.url("/silent")});
   CHECK(silent.failure == TransportFailure::connect);
 }

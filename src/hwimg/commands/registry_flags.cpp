@@ -6,7 +6,12 @@ namespace hwimg::commands {
 
 registry::ClientOptions client_options(const RegistryFlags& flags, util::Output& output) {
   auto options = flags.options;
-  if (options.docker_config_dir.empty()) options.docker_config_dir = docker_config_dir();
+  // An explicit --docker-config is the only source; otherwise $DOCKER_AUTH_CONFIG comes first,
+  // as with Docker's CLI (docs/compatibility.md#docker-auth-config).
+  if (options.docker_config_dir.empty()) {
+    options.docker_config_dir = docker_config_dir();
+    options.docker_auth_config = variable("DOCKER_AUTH_CONFIG").value_or("");
+  }
   options.output = &output;
   return options;
 }

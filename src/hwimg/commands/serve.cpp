@@ -23,6 +23,9 @@ Result<int> run_serve(const ServeArguments& arguments) {
   options.upstreams.client.ca_file = arguments.ca_file;
   options.upstreams.client.docker_config_dir =
       arguments.docker_config_dir.empty() ? docker_config_dir() : arguments.docker_config_dir;
+  if (arguments.docker_config_dir.empty()) {
+    options.upstreams.client.docker_auth_config = variable("DOCKER_AUTH_CONFIG").value_or("");
+  }
   options.upstreams.client.output = &output;
   options.host_file = arguments.host_file;
   if (!options.host_file) {

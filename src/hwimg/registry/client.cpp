@@ -1,6 +1,7 @@
 #include "hwimg/registry/client.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <deque>
 #include <set>
 
@@ -102,7 +103,8 @@ Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Referen
   out.bytes = answer.body;
   out.digest = oci::Digest::sha256_of(out.bytes);
   if (ref.digest && *ref.digest != out.digest) {
-    return fail("failed to {}: wrong digest: the registry served content that hashes to {}", what, out.digest.str());
+    return fail("failed to {}: wrong digest: asked for {}, the registry answered content that hashes to {}", what,
+                ref.digest->str(), out.digest.str());
   }
   if (const auto served = answer.header("docker-content-digest");
       served && served->starts_with("sha256:") && *served != out.digest.str()) {
@@ -132,11 +134,8 @@ Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
   Request request{Method::get, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
   request.headers.push_back(manifest_accept_header());
   request.max_response_body = oci::max_manifest_size;
-  auto response = m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref));
-  if (response && response->failure == TransportFailure::too_large) {
-    return fail("failed to {}: the manifest is larger than the {} MiB limit", what, oci::max_manifest_size >> 20);
-  }
-  HWIMG_TRY_ASSIGN(auto answered, expect_status(std::move(response), {200}, what));
+  HWIMG_TRY_ASSIGN(auto answered,
+                   expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200}, what));
   return manifest_from_answer(answer_of(std::move(answered)), ref);
 }
 
@@ -167,7 +166,12 @@ Result<std::optional<std::int64_t>> Client::head_blob(const Reference& ref, cons
                    expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200, 404}, what));
   if (response.status == 404) return std::optional<std::int64_t>();
   const auto length = response.header("content-length").value_or("0");
-  return std::optional<std::int64_t>(std::stoll(length));
+  std::int64_t size = 0;
+  const auto [end, error] = std::from_chars(length.data(), length.data() + length.size(), size);
+  if (error != std::errc() || end != length.data() + length.size() || size < 0) {
+    return fail("failed to {}: the registry answered an invalid Content-Length", what);
+  }
+  return std::optional<std::int64_t>(size);
 }
 
 Result<std::string> Client::get_blob(const Reference& ref, const oci::Digest& digest, std::size_t max_size) {

@@ -67,8 +67,10 @@ Result<std::optional<Credentials>> from_helper(const std::string& helper, const 
   return std::optional<Credentials>(std::move(c));
 }
 
-Result<std::optional<Credentials>> from_auth_entry(const json& entry, const std::string& key, const fs::path& path) {
-  if (!entry.is_object()) return fail("failed to read {}: auths.\"{}\" is not an object", path.string(), key);
+// `source` names the configuration in messages: a file's path, or $DOCKER_AUTH_CONFIG.
+Result<std::optional<Credentials>> from_auth_entry(const json& entry, const std::string& key,
+                                                   std::string_view source) {
+  if (!entry.is_object()) return fail("failed to read {}: auths.\"{}\" is not an object", source, key);
   Credentials c;
   const auto text = [&](const char* name) {
     const auto it = entry.find(name);
@@ -78,7 +80,7 @@ Result<std::optional<Credentials>> from_auth_entry(const json& entry, const std:
     const auto decoded = base64_decode(auth);
     const auto colon = decoded ? decoded->find(':') : std::string::npos;
     if (!decoded || colon == std::string::npos || colon == 0) {
-      return fail("failed to read {}: auths.\"{}\".auth is not base64 of user:password", path.string(), key);
+      return fail("failed to read {}: auths.\"{}\".auth is not base64 of user:password", source, key);
     }
     c.username = decoded->substr(0, colon);
     c.password = decoded->substr(colon + 1);
@@ -101,9 +103,11 @@ std::string credential_key(std::string_view registry) {
   return std::string(registry);
 }
 
-Result<std::optional<Credentials>> lookup_credentials(const fs::path& config_dir, std::string_view registry) {
-  const auto path = config_dir / "config.json";
-  HWIMG_TRY_ASSIGN(const auto config, read_config(path));
+namespace {
+
+// credHelpers, then credsStore, then auths of one configuration.
+Result<std::optional<Credentials>> lookup_in_config(const json& config, std::string_view registry,
+                                                    std::string_view source) {
   const auto key = credential_key(registry);
   if (const auto helpers = config.find("credHelpers"); helpers != config.end() && helpers->is_object()) {
     for (const auto& [name, helper] : helpers->items()) {
@@ -118,11 +122,27 @@ Result<std::optional<Credentials>> lookup_credentials(const fs::path& config_dir
   }
   const auto auths = config.find("auths");
   if (auths == config.end() || !auths->is_object()) return std::optional<Credentials>();
-  if (const auto exact = auths->find(key); exact != auths->end()) return from_auth_entry(*exact, key, path);
+  if (const auto exact = auths->find(key); exact != auths->end()) return from_auth_entry(*exact, key, source);
   for (const auto& [name, entry] : auths->items()) {
-    if (key_host(name) == key_host(key)) return from_auth_entry(entry, name, path);
+    if (key_host(name) == key_host(key)) return from_auth_entry(entry, name, source);
   }
   return std::optional<Credentials>();
+}
+
+}  // namespace
+
+Result<std::optional<Credentials>> lookup_credentials(const fs::path& config_dir, std::string_view registry,
+                                                      std::string_view auth_config) {
+  if (!util::trim(auth_config).empty()) {
+    // No parser message is quoted: it could echo part of a secret.
+    const auto config = util::json::parse_object(auth_config);
+    if (!config) return fail("failed to read $DOCKER_AUTH_CONFIG: not a valid JSON object");
+    HWIMG_TRY_ASSIGN(auto found, lookup_in_config(*config, registry, "$DOCKER_AUTH_CONFIG"));
+    if (found) return found;
+  }
+  const auto path = config_dir / "config.json";
+  HWIMG_TRY_ASSIGN(const auto config, read_config(path));
+  return lookup_in_config(config, registry, path.string());
 }
 
 Result<void> store_credentials(const fs::path& config_dir, std::string_view registry, const Credentials& credentials) {

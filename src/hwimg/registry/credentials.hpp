@@ -21,10 +21,13 @@ struct Credentials {
 // The config.json key Docker uses for a registry: Docker Hub's legacy URL, else host[:port].
 [[nodiscard]] std::string credential_key(std::string_view registry);
 
-// Credentials for `registry` (host[:port]): credHelpers, then credsStore, then auths.
-// nullopt when none are configured; errors for unreadable files or a failing helper.
+// Credentials for `registry` (host[:port]): credHelpers, then credsStore, then auths, first of
+// `auth_config` (the text of $DOCKER_AUTH_CONFIG, a whole config.json; empty: none), then, when
+// that has none for the registry, of config_dir/config.json (docs/compatibility.md#docker-auth-config).
+// nullopt when none are configured; errors for unreadable configurations or a failing helper.
 [[nodiscard]] Result<std::optional<Credentials>> lookup_credentials(const std::filesystem::path& config_dir,
-                                                                    std::string_view registry);
+                                                                    std::string_view registry,
+                                                                    std::string_view auth_config = {});
 
 // Saves a username and password: through the configured helper, else into auths, writing
 // config.json atomically with mode 0600 (directory 0700) and keeping every other key.

@@ -114,6 +114,7 @@ struct Transfer {
   std::size_t memory_position = 0;
   std::string open_error;
   Clock::time_point started;
+  int redirects = 0;  // followed before this exchange
   bool body_started = false;
   bool streaming = false;  // the body goes to request.on_body_data
 };
@@ -126,7 +127,9 @@ struct Transport::State {
   std::multimap<Clock::time_point, std::function<void()>> timers;
   std::uint64_t exchanges = 0;
 
-  void submit_curl(Request request, std::function<void(Response)> done);
+  void submit_curl(Request request, std::function<void(Response)> done, int redirects = 0);
+  // Follows a redirect of a finished libcurl exchange; false when it is not one to follow.
+  bool follow_redirect(Transfer& t);
   // Runs libcurl's transfers as far as they go; calls `done` of the finished ones.
   Result<std::size_t> step_curl();
   // Waits up to `wait_ms` for a socket of either engine, or sleeps when none has one.
@@ -267,9 +270,10 @@ Transport::~Transport() {
 Result<Transport> Transport::create(TransportOptions options) {
   auto state = std::make_unique<State>();
   state->options = std::move(options);
-  state->local = std::make_unique<LocalHttp>(state->options, [raw = state.get()](Request request, LocalHttp::Done done) {
-    raw->timers.emplace(Clock::now(), [raw, request = std::move(request), done = std::move(done)]() mutable {
-      raw->submit_curl(std::move(request), std::move(done));
+  state->local = std::make_unique<LocalHttp>(state->options, [raw = state.get()](Request request, LocalHttp::Done done,
+                                                                                  int redirects) {
+    raw->timers.emplace(Clock::now(), [raw, request = std::move(request), done = std::move(done), redirects]() mutable {
+      raw->submit_curl(std::move(request), std::move(done), redirects);
     });
   });
   return Transport(std::move(state));
@@ -277,7 +281,7 @@ Result<Transport> Transport::create(TransportOptions options) {
 
 std::uint64_t Transport::exchanges() const { return m_state->exchanges; }
 
-void Transport::State::submit_curl(Request request, std::function<void(Response)> done) {
+void Transport::State::submit_curl(Request request, std::function<void(Response)> done, int redirects) {
   if (auto started = start_curl(); !started) {
     // Answered like a transport failure, on the next turn of the loop, as every exchange is.
     Response response;
@@ -290,6 +294,7 @@ void Transport::State::submit_curl(Request request, std::function<void(Response)
   auto& t = transfers.emplace_back();
   t.request = std::move(request);
   t.done = std::move(done);
+  t.redirects = redirects;
   t.started = Clock::now();
   t.response.url = t.request.url;
   t.easy.reset(curl().easy_init());
@@ -319,10 +324,8 @@ void Transport::State::submit_curl(Request request, std::function<void(Response)
   set(e, CURLOPT_HEADERFUNCTION, on_header);
   set(e, CURLOPT_HEADERDATA, &t);
   set(e, CURLOPT_PRIVATE, &t);
-  if (t.request.follow_redirects && (t.request.method == Method::get || t.request.method == Method::head)) {
-    set(e, CURLOPT_FOLLOWLOCATION, 1L);
-    set(e, CURLOPT_MAXREDIRS, 5L);
-  }
+  // Redirects are followed by follow_redirect, not libcurl: one policy for both engines, whatever
+  // libcurl's version (before 7.83 it sent custom headers on to another port of the same host).
   const auto body_size = t.request.file_body ? t.request.file_body->length : t.request.body.size();
   switch (t.request.method) {
     case Method::get: break;
@@ -388,7 +391,7 @@ Result<std::size_t> Transport::State::step_curl() {
       r.failure = TransportFailure::other;
       r.error = t->open_error;
     } else if (r.failure == TransportFailure::too_large) {
-      r.error = fmt::format("response body exceeds the limit of {} bytes", t->request.max_response_body);
+      r.error = too_large_error(r.status, t->request.max_response_body);
     } else if (r.failure != TransportFailure::none) {
       r.error = curl().easy_strerror(code);
     }
@@ -397,12 +400,35 @@ Result<std::size_t> Transport::State::step_curl() {
       options.output->log(fmt::format("{} {} -> {} ({} ms)", method_name(t->request.method),
                                       redact_url(t->request.url), r.ok() ? std::to_string(r.status) : r.error, ms));
     }
+    if (follow_redirect(*t)) {
+      transfers.remove_if([t](const Transfer& x) { return &x == t; });
+      continue;
+    }
     auto done = std::move(t->done);
     auto response = std::move(t->response);
     transfers.remove_if([t](const Transfer& x) { return &x == t; });
     done(std::move(response));
   }
   return finished.size();
+}
+
+bool Transport::State::follow_redirect(Transfer& t) {
+  const auto& r = t.response;
+  const auto location = r.header("location");
+  const bool readable = t.request.method == Method::get || t.request.method == Method::head;
+  if (!t.request.follow_redirects || !readable || !r.ok() || r.status < 300 || r.status > 399 || !location ||
+      t.redirects >= max_followed_redirects) {
+    return false;
+  }
+  auto next = t.request;
+  next.url = resolve_url(t.request.url, *location);
+  if (!same_origin(t.request.url, next.url)) strip_authorization(next.headers);
+  if (LocalHttp::takes(next)) {
+    local->submit(std::move(next), std::move(t.done), t.redirects + 1);
+  } else {
+    submit_curl(std::move(next), std::move(t.done), t.redirects + 1);
+  }
+  return true;
 }
 
 Result<void> Transport::State::wait(int wait_ms) {
@@ -453,6 +479,35 @@ Result<void> Transport::run_until(const std::function<bool()>& stop) {
     HWIMG_TRY(s.wait(wait_ms));
   }
   return {};
+}
+
+std::string too_large_error(long status, std::size_t limit) {
+  if (status >= 200 && status <= 299) return fmt::format("answer larger than {} bytes", limit);
+  return fmt::format("HTTP {} with an answer larger than {} bytes", status, limit);
+}
+
+std::string url_origin(std::string_view url) {
+  const auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return {};
+  const auto authority_end = url.find_first_of("/?#", scheme_end + 3);
+  auto authority = util::to_lower(url.substr(scheme_end + 3, authority_end - scheme_end - 3));
+  if (const auto at = authority.rfind('@'); at != std::string::npos) authority.erase(0, at + 1);
+  const auto scheme = util::to_lower(url.substr(0, scheme_end));
+  // The default port is the same origin written either way.
+  const auto default_port = scheme == "https" ? ":443" : scheme == "http" ? ":80" : "";
+  if (!std::string_view(default_port).empty() && authority.ends_with(default_port)) {
+    authority.resize(authority.size() - std::string_view(default_port).size());
+  }
+  return scheme + "://" + authority;
+}
+
+bool same_origin(std::string_view a, std::string_view b) {
+  const auto origin = url_origin(a);
+  return !origin.empty() && origin == url_origin(b);
+}
+
+void strip_authorization(std::vector<std::string>& headers) {
+  std::erase_if(headers, [](const std::string& h) { return util::to_lower(h).starts_with("authorization:"); });
 }
 
 std::string redact_url(std::string_view url) {

@@ -22,7 +22,6 @@ namespace hwimg::registry {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int max_redirects = 5;
 
 struct Target {
   bool tls = false;
@@ -163,8 +162,8 @@ int on_body(http_parser* parser, const char* at, std::size_t length) {
     return 1;
   }
   if (e.response.body.size() + length > e.request.max_response_body) {
-    e.fail(TransportFailure::too_large,
-           fmt::format("response body exceeds the limit of {} bytes", e.request.max_response_body));
+    e.fail(TransportFailure::too_large, too_large_error(static_cast<long>(parser->status_code),
+                                                        e.request.max_response_body));
     return 1;
   }
   e.response.body.append(at, length);
@@ -370,7 +369,7 @@ bool advance(Exchange& e, const TransportOptions& options) {
 
 }  // namespace
 
-LocalHttp::LocalHttp(const TransportOptions& options, std::function<void(Request, Done)> elsewhere)
+LocalHttp::LocalHttp(const TransportOptions& options, Elsewhere elsewhere)
     : m_options(options), m_elsewhere(std::move(elsewhere)) {}
 
 LocalHttp::~LocalHttp() = default;
@@ -492,17 +491,13 @@ void LocalHttp::finish(Exchange& e) {
   }
   const auto location = response.header("location");
   const bool redirect = response.ok() && response.status >= 300 && response.status < 400 && location;
-  if (redirect && e.request.follow_redirects && e.redirects < max_redirects) {
+  if (redirect && e.request.follow_redirects && e.redirects < max_followed_redirects) {
     auto next = e.request;
     next.url = resolve_url(e.request.url, *location);
-    const auto from = parse_target(e.request.url);
-    const auto to = parse_target(next.url);
-    // Credentials never follow a redirect to another origin, as with libcurl.
-    if (!from || !to || from->origin != to->origin) {
-      std::erase_if(next.headers, [](const std::string& h) { return util::to_lower(h).starts_with("authorization:"); });
-    }
+    // Credentials never follow a redirect to another origin (scheme, host or port).
+    if (!same_origin(e.request.url, next.url)) strip_authorization(next.headers);
     if (takes(next)) return submit(std::move(next), std::move(e.done), e.redirects + 1);
-    return m_elsewhere(std::move(next), std::move(e.done));
+    return m_elsewhere(std::move(next), std::move(e.done), e.redirects + 1);
   }
   e.done(std::move(response));
 }

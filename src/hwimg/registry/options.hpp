@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 
 #include "hwimg/util/output.hpp"
 
@@ -14,6 +15,7 @@ struct ClientOptions {
   bool plain_http = false;                  // speak http:// (loopback registries, or with insecure)
   unsigned jobs = 4;                        // parallel blob uploads
   std::filesystem::path docker_config_dir;  // credentials; empty: none (anonymous)
+  std::string docker_auth_config;           // $DOCKER_AUTH_CONFIG, consulted before docker_config_dir
   std::uint64_t chunk_size = 64ull << 20;   // blobs above this go up in PATCH chunks of this size
   unsigned max_attempts = 8;                // per request (or per blob upload) on transient failures
   // Push progress (status), retries and every exchange (log, secrets redacted).

@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -10,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hwimg/oci/documents.hpp"
+#include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/detail/blob_locations.hpp"
 #include "hwimg/registry/detail/push_plan.hpp"
 #include "hwimg/util/fd.hpp"
@@ -102,6 +105,8 @@ struct BlobJob {
   oci::Sha256 hasher;
   std::uint64_t hashed = 0;
   bool holds_slot = false;  // one of the -j upload slots
+  // Set while a refused manifest has this blob checked again: run once it is there.
+  std::vector<std::function<void()>> waiters;
 };
 
 class Pusher {
@@ -117,6 +122,7 @@ public:
     std::set<std::string> sources;
     for (const auto& blob : m_plan.blobs) {
       auto& job = m_jobs.emplace_back();
+      m_job_of[blob.digest] = &job;
       job.blob = blob;
       job.mount_from = m_locations.other_repository(registry, blob.digest, m_destination.repository);
       if (const auto found = m_external.find(blob.digest); found != m_external.end()) {
@@ -198,6 +204,10 @@ private:
 
   void blob_done(BlobJob& job) {
     if (std::exchange(job.holds_slot, false)) --m_active;
+    if (!job.waiters.empty()) {
+      for (auto& waiter : std::exchange(job.waiters, {})) waiter();
+      return;
+    }
     ++m_blobs_done;
     show_progress();
     start_uploads();
@@ -217,15 +227,16 @@ private:
           return blob_failed(job, fmt::format("the registry holds it with size {}, the layout says {}", *length,
                                               job.blob.size));
         }
-        if (job.attempt > 0) {
+        if (job.waiters.empty() && job.attempt > 0) {
           count_upload(job);
-        } else {
+        } else if (job.waiters.empty()) {
           ++m_summary.blobs_present;
         }
         return blob_done(job);
       }
       if (r.ok() && r.status == 404) {
-        if (job.holds_slot) return start_upload(job);
+        // A blob checked again for a refused manifest goes up at once: the slots are the manifests'.
+        if (job.holds_slot || !job.waiters.empty()) return start_upload(job);
         m_pending_blobs.push_back(&job);
         return start_uploads();
       }
@@ -358,11 +369,12 @@ private:
   // An upload session cannot be resumed reliably (distribution 2.8.2), so a failed upload starts
   // over from the HEAD: the lost answer may have been the 201 of a finished upload, and libcurl
   // itself re-sends a request once when a reused connection dies, which then finds the session gone.
+  // Right bytes refused as DIGEST_INVALID are 2.8.2 racing another push of the same blob.
   void retry_or_fail(BlobJob& job, const Response& r, const std::optional<std::string>& reason = std::nullopt) {
-    const bool session_lost = r.ok() && r.status == 404 && (r.body.find("BLOB_UPLOAD_UNKNOWN") != std::string::npos ||
-                                                            r.body.find("BLOB_UPLOAD_INVALID") != std::string::npos);
-    if (!(is_transient(r) || session_lost) || job.attempt + 1 >= m_session.options().max_attempts) {
-      return blob_failed(job, reason.value_or(describe(r)));
+    if (!(is_transient(r) || upload_restartable(r)) || job.attempt + 1 >= m_session.options().max_attempts) {
+      const auto why = reason.value_or(describe(r));
+      if (job.attempt == 0) return blob_failed(job, why);
+      return blob_failed(job, fmt::format("{} (after {} attempts)", why, job.attempt + 1));
     }
     const auto delay = backoff_delay(r, job.attempt++, m_session.random());
     m_output.log(fmt::format("restarting upload of {} in {} ms ({})", job.blob.digest.short_hex(), delay.count(),
@@ -405,15 +417,19 @@ private:
     }
   }
 
-  void put_manifest(const PlannedManifest& manifest) {
+  void put_manifest(const PlannedManifest& manifest, unsigned attempt = 0) {
     const auto reference = manifest_reference(manifest);
     Request request{Method::put, fmt::format("/v2/{}/manifests/{}", m_destination.repository, reference)};
     request.headers.push_back("Content-Type: " + manifest.descriptor.media_type);
     request.body = manifest.bytes;
-    exchange(std::move(request), Retry::safe, [this, &manifest, reference](Response r) {
+    exchange(std::move(request), Retry::safe, [this, &manifest, reference, attempt](Response r) {
+      if (manifest_blob_unknown(r) && attempt + 1 < m_session.options().max_attempts && !m_error) {
+        return recheck_blobs(manifest, r, attempt);
+      }
       --m_active;
       if (!r.ok() || r.status != 201) {
-        return fail_with(Error{fmt::format("failed to push manifest {}: {}", reference, describe(r))});
+        const auto tries = attempt == 0 ? std::string() : fmt::format(" (after {} attempts)", attempt + 1);
+        return fail_with(Error{fmt::format("failed to push manifest {}: {}{}", reference, describe(r), tries)});
       }
       if (const auto digest = r.header("docker-content-digest"); digest && *digest != manifest.descriptor.digest.str()) {
         return fail_with(Error{fmt::format("failed to push manifest {}: the registry stored it as {}", reference,
@@ -422,6 +438,43 @@ private:
       ++m_summary.manifests_pushed;
       start_manifests();
     });
+  }
+
+  // A registry that does not see a blob the manifest names (Debian's 2.8.2 answers so while another
+  // push rewrites the blob's link in the same repository): HEAD each blob it names, upload the
+  // missing ones, then put it again after a backoff.
+  void recheck_blobs(const PlannedManifest& manifest, const Response& refused, unsigned attempt) {
+    const auto delay = backoff_delay(refused, attempt, m_session.random());
+    m_output.log(fmt::format("manifest {} refused ({}): checking its blobs, putting it again in {} ms",
+                             manifest_reference(manifest), describe(refused), delay.count()));
+    // An index names manifests, not blobs: it is only put again.
+    std::vector<BlobJob*> jobs;
+    const auto add = [&](const oci::Digest& digest) {
+      const auto it = m_job_of.find(digest);
+      if (it != m_job_of.end() && std::ranges::find(jobs, it->second) == jobs.end()) jobs.push_back(it->second);
+    };
+    if (oci::media_type::is_manifest(manifest.descriptor.media_type)) {
+      if (const auto parsed = oci::parse_manifest(manifest.bytes)) {
+        add(parsed->config.digest);
+        for (const auto& layer : parsed->layers) add(layer.digest);
+      }
+    }
+    auto left = std::make_shared<std::size_t>(jobs.size());
+    auto again = [this, &manifest, attempt, delay] {
+      m_session.transport().after(delay, [this, &manifest, attempt] { put_manifest(manifest, attempt + 1); });
+    };
+    if (jobs.empty()) return again();
+    for (auto* job : jobs) {
+      const bool idle = job->waiters.empty();
+      job->waiters.push_back([left, again] {
+        if (--*left == 0) again();
+      });
+      if (!idle) continue;
+      job->attempt = 0;
+      job->hasher = oci::Sha256();
+      job->hashed = 0;
+      check_blob(*job);
+    }
   }
 
   // ---- progress on a terminal ----
@@ -442,6 +495,7 @@ private:
   util::Output& m_output;
   Scopes m_scopes;
   std::deque<BlobJob> m_jobs;
+  std::map<oci::Digest, BlobJob*> m_job_of;
   std::deque<BlobJob*> m_pending_blobs;
   std::deque<const PlannedManifest*> m_pending_manifests;
   std::set<const PlannedManifest*> m_present_manifests;

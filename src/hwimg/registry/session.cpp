@@ -1,7 +1,6 @@
 #include "hwimg/registry/detail/session.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 
 #include "hwimg/oci/media_types.hpp"
@@ -17,7 +16,6 @@ using namespace std::chrono_literals;
 
 constexpr auto min_token_lifetime = 60s;
 constexpr auto token_margin = 5s;
-constexpr auto max_retry_after = 60s;
 
 std::string host_of(std::string_view registry) {
   if (registry.starts_with('[')) return std::string(registry.substr(1, registry.find(']') - 1));
@@ -41,28 +39,6 @@ const std::string& manifest_accept_header() {
       fmt::format("Accept: {}, {}, {}, {}", oci::media_type::index, oci::media_type::manifest,
                   oci::media_type::docker_manifest_list, oci::media_type::docker_manifest);
   return header;
-}
-
-bool is_transient(const Response& r) {
-  if (!r.ok()) {
-    return r.failure == TransportFailure::connect || r.failure == TransportFailure::timeout ||
-           r.failure == TransportFailure::truncated;
-  }
-  return r.status == 408 || r.status == 429 || (r.status >= 500 && r.status <= 599);
-}
-
-std::chrono::milliseconds backoff_delay(const Response& r, unsigned attempt, std::mt19937& random) {
-  if (const auto after = r.header("retry-after")) {
-    unsigned seconds = 0;
-    const auto text = util::trim(*after);
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-    if (ec == std::errc() && end == text.data() + text.size()) {
-      return std::min<std::chrono::milliseconds>(std::chrono::seconds(seconds), max_retry_after);
-    }
-  }
-  const auto base = std::min<std::int64_t>(200ll << std::min(attempt, 10u), 10'000);
-  std::uniform_int_distribution<std::int64_t> jitter(0, base / 2);
-  return std::chrono::milliseconds(base + jitter(random));
 }
 
 std::string describe(const Response& r) {
@@ -212,7 +188,8 @@ Result<void> Session::learn_challenge(RegistryState& state, const std::string& r
     state.credentials = it->second;
   }
   if (!state.credentials) {
-    HWIMG_TRY_ASSIGN(const auto credentials, lookup_credentials(m_options.docker_config_dir, registry));
+    HWIMG_TRY_ASSIGN(const auto credentials,
+                     lookup_credentials(m_options.docker_config_dir, registry, m_options.docker_auth_config));
     state.credentials = credentials.value_or(Credentials{});
   }
   return {};
@@ -360,6 +337,9 @@ void Session::attempt(const std::string& registry, Request request, Scopes scope
         return attempt(registry, std::move(request), std::move(scopes), retry, reauthenticated, std::move(done),
                        authorization);
       }
+      // A 401 from where a redirect led (blob storage on another host) is not the registry's: its
+      // challenge is never answered with the registry's credentials.
+      if (r.ok() && r.status == 401 && !same_origin(r.url, state.base_url)) return done(std::move(r));
       if (r.ok() && r.status == 401) {
         if (reauthenticated && authorization == Authorization::session_or_challenge) return done(std::move(r));
         if (reauthenticated) return done(fail("{}", auth_failure(registry, r)));

@@ -241,11 +241,13 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
   if (!answer->streamed) return response;
 
   // Streamed: verified as it passes; a body that does not hash to the digest it was asked for is
-  // cut short, so the client never stores it.
+  // cut short, so the client never stores it. Its last piece is held back until the end shows the
+  // digest matches: no client ever receives the whole of a body that was not verified.
   struct Stream {
     std::shared_ptr<Upstreams::Lease> lease;
     std::optional<oci::Digest> expected;
     oci::Sha256 hash;
+    std::optional<std::string> held;
     bool finished = false;
     // A client that went away leaves the upstream transfer half read: that client is not reused.
     ~Stream() {
@@ -259,19 +261,22 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
   }
   response.stream_size = content_length(answer->headers);
   response.stream = [this, stream, upstream = upstream.registry]() -> Result<std::optional<std::string>> {
-    auto chunk = stream->lease->client().next_chunk();
-    if (!chunk) {
-      stream->lease->discard();
-      m_metrics.count_upstream_error(upstream);
-      m_output.warning(chunk.error().message);
-      return std::unexpected(chunk.error());
+    while (!stream->finished) {
+      auto chunk = stream->lease->client().next_chunk();
+      if (!chunk) {
+        stream->lease->discard();
+        m_metrics.count_upstream_error(upstream);
+        m_output.warning(chunk.error().message);
+        return std::unexpected(chunk.error());
+      }
+      if (!*chunk) break;
+      if (!stream->expected) return chunk;
+      stream->hash.update(**chunk);
+      if (auto previous = std::exchange(stream->held, std::move(**chunk))) {
+        return std::optional<std::string>(std::move(*previous));
+      }
     }
-    if (*chunk) {
-      if (stream->expected) stream->hash.update(**chunk);
-      return chunk;
-    }
-    stream->finished = true;
-    if (stream->expected) {
+    if (!std::exchange(stream->finished, true) && stream->expected) {
       if (const auto actual = stream->hash.finish(); actual != *stream->expected) {
         m_metrics.count_upstream_error(upstream);
         m_output.warning(fmt::format("{} served {} for {}: the body was cut off", upstream, actual.str(),
@@ -279,7 +284,7 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
         return fail("digest mismatch");
       }
     }
-    return chunk;
+    return std::exchange(stream->held, std::nullopt);
   };
   return response;
 }

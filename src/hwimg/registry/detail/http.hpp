@@ -45,7 +45,8 @@ struct Request {
   std::string body;
   std::optional<FileBody> file_body;  // used instead of `body` when set
   std::size_t max_response_body = std::size_t{1} << 20;
-  bool follow_redirects = false;  // GET/HEAD only; Authorization is never sent to another host
+  // GET/HEAD only; Authorization is never sent to another origin (scheme, host or port).
+  bool follow_redirects = false;
   // Bulk transfers go over their own HTTP/1.1 connections: on one multiplexed HTTP/2 connection
   // the server decrypts and flow-controls every upload on a single stream of TLS records.
   Channel channel = Channel::multiplexed;
@@ -120,6 +121,20 @@ private:
 // The next page of a paginated answer (tags/list) from its `Link: <url>; rel="next"` headers,
 // unresolved; empty when there is none.
 [[nodiscard]] std::string next_page_link(const Response& r);
+
+// Why an answer's body was cut off at `limit` bytes; an error status is kept in the text.
+[[nodiscard]] std::string too_large_error(long status, std::size_t limit);
+
+// Redirects an exchange follows at most.
+inline constexpr int max_followed_redirects = 5;
+
+// "scheme://host[:port]" of an absolute URL, lower-cased, without a default port or user info;
+// empty for a relative one.
+[[nodiscard]] std::string url_origin(std::string_view url);
+// Whether two absolute URLs share scheme, host and port: credentials go only where they came from.
+[[nodiscard]] bool same_origin(std::string_view a, std::string_view b);
+// Removes every Authorization header (a request about to go to another origin).
+void strip_authorization(std::vector<std::string>& headers);
 
 // The URL with upload-state and token query values hidden, for logs and errors.
 [[nodiscard]] std::string redact_url(std::string_view url);

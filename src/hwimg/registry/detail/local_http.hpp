@@ -21,8 +21,10 @@ namespace hwimg::registry {
 class LocalHttp {
 public:
   using Done = std::function<void(Response)>;
-  // `elsewhere` takes a redirect that leaves this engine (to https://).
-  LocalHttp(const TransportOptions& options, std::function<void(Request, Done)> elsewhere);
+  // `elsewhere` takes a redirect that leaves this engine (to another host), with the number of
+  // redirects followed so far.
+  using Elsewhere = std::function<void(Request, Done, int)>;
+  LocalHttp(const TransportOptions& options, Elsewhere elsewhere);
   LocalHttp(const LocalHttp&) = delete;
   LocalHttp& operator=(const LocalHttp&) = delete;
   ~LocalHttp();
@@ -47,7 +49,7 @@ private:
   [[nodiscard]] Result<void> start(Exchange& exchange);
 
   const TransportOptions& m_options;
-  std::function<void(Request, Done)> m_elsewhere;
+  Elsewhere m_elsewhere;
   std::list<std::unique_ptr<Exchange>> m_exchanges;
   std::multimap<std::string, std::unique_ptr<Connection>> m_idle;  // scheme://authority -> kept alive
   std::unique_ptr<Tls> m_tls;                                        // the TLS context, made when first needed

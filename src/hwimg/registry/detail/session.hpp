@@ -15,6 +15,7 @@
 #include "hwimg/registry/detail/challenge.hpp"
 #include "hwimg/registry/credentials.hpp"
 #include "hwimg/registry/detail/http.hpp"
+#include "hwimg/registry/detail/retry.hpp"
 #include "hwimg/registry/options.hpp"
 
 namespace hwimg::registry {
@@ -36,13 +37,6 @@ using ExchangeDone = std::function<void(Result<Response>)>;
 // "repository:NAME:pull" or "repository:NAME:pull,push".
 [[nodiscard]] std::string repository_scope(std::string_view repository, std::string_view actions);
 
-
-// True for answers worth retrying: connection failures, 408, 429 and 5xx.
-[[nodiscard]] bool is_transient(const Response& response);
-
-// Delay before retry number `attempt` (0-based): Retry-After when the server sent one (capped),
-// else 200 ms doubling up to 10 s, with up to 50 % random jitter added.
-[[nodiscard]] std::chrono::milliseconds backoff_delay(const Response& response, unsigned attempt, std::mt19937& random);
 
 // One line explaining a failed exchange: the registry's error codes and messages, or the
 // transport failure. Never includes request headers.
