@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # examples/k8s: the DaemonSet's own `hwimg probe --format nfd --output` command writes a feature
 # file that Node Feature Discovery accepts (docs/compatibility.md#nfd-labels): names, prefixes, values,
-# size, written by rename; and it carries every hwimg.org label the workloads select on.
+# size, written by rename; and it carries every label the workloads select on: hwimg.org's, and the
+# NFD (feature.node.kubernetes.io) and GPU Feature Discovery (nvidia.com) names hwimg writes too.
 # (The YAML structure is checked by tests/unit/test_examples_files.cpp.)
 source "$(dirname "$0")/lib.sh"
 K8S=$HWIMG_SOURCE_DIR/examples/k8s
@@ -27,7 +28,12 @@ nfd_check() {
     prefix=${name%%/*}
     label=${name#*/}
     [[ $prefix =~ $dns && ${#prefix} -le 253 ]] || fail "[$line]: prefix is not a DNS subdomain"
-    [[ $prefix != kubernetes.io && $prefix != *.kubernetes.io ]] || fail "[$line]: a kubernetes.io prefix is denied"
+    # nfd-master denies kubernetes.io prefixes but NFD's own feature/profile ones (validate.go).
+    if [[ $prefix == kubernetes.io || $prefix == *.kubernetes.io ]]; then
+      [[ $prefix == feature.node.kubernetes.io || $prefix == profile.node.kubernetes.io ||
+         $prefix == *.feature.node.kubernetes.io || $prefix == *.profile.node.kubernetes.io ]] ||
+        fail "[$line]: a kubernetes.io prefix other than NFD's is denied"
+    fi
     [[ $label =~ $part ]] || fail "[$line]: name breaks the label syntax"
     [[ -z $value || $value =~ $part ]] || fail "[$line]: value breaks the label syntax"
     [[ $value != @* ]] || fail "[$line]: nfd-master reads a value starting with @ as a reference"
@@ -48,6 +54,12 @@ nfd_check "$root$features_d/hwimg"
 labels=$(cat "$root$features_d/hwimg")
 assert_contains "$labels" "hwimg.org/cpu.arch=" "cpu.arch"
 assert_contains "$labels" "hwimg.org/cpu.level=" "cpu.level"
+level_num=$(sed -n 's|^hwimg.org/cpu.level-num=||p' <<<"$labels")
+[[ $level_num =~ ^[1-4]$ ]] || fail "cpu.level-num is [$level_num], not a number Gt can compare"
+for n in $(seq 1 "$level_num"); do
+  assert_contains "$labels" "feature.node.kubernetes.io/cpu-cpuid.X86_64_V$n=true" "NFD's cumulative level V$n"
+done
+! grep -q "X86_64_V$((level_num + 1))" <<<"$labels" || fail "a level above cpu.level-num is labelled"
 assert_eq "hwimg" "$(ls -A "$root$features_d")" "only the feature file, no temporary left (nfd-worker skips dot-files anyway)"
 
 step "the file is replaced by rename, never rewritten in place"
@@ -68,8 +80,12 @@ if [ -e "$stand_ins/nvml-h100/libnvidia-ml.so.1" ]; then
   gpu_labels=$(cat "$gpu_root$features_d/hwimg")
   assert_contains "$gpu_labels" "hwimg.org/nvidia.gpu.compute-capability.9.0=true" "compute capability label"
   assert_contains "$gpu_labels" "hwimg.org/nvidia.cuda=13.0" "CUDA label"
-  selected=$(grep -oE 'key: hwimg\.org/[A-Za-z0-9._-]+' "$K8S/workload.yaml" | sed 's/^key: //' | sort -u)
-  [ -n "$selected" ] || fail "no hwimg.org affinity keys found in workload.yaml"
+  assert_contains "$gpu_labels" "nvidia.com/cuda.runtime-version.major=13" "GFD's CUDA label"
+  assert_contains "$gpu_labels" "nvidia.com/gpu.compute.major=9" "GFD's compute capability label"
+  selected=$(grep -oE '\{key: (hwimg\.org|feature\.node\.kubernetes\.io|nvidia\.com)/[A-Za-z0-9._-]+' \
+    "$K8S/workload.yaml" | sed 's/^{key: //' | sort -u)
+  grep -q '^nvidia\.com/' <<<"$selected" || fail "no GFD affinity keys found in workload.yaml"
+  grep -q '^hwimg\.org/' <<<"$selected" || fail "no hwimg.org affinity keys found in workload.yaml"
   for key in $selected; do
     grep -q "^$key=" <<<"$gpu_labels$(printf '\n')$labels" || fail "workload.yaml selects on $key, which the probe does not write"
   done

@@ -119,9 +119,10 @@ YAML::Node check_workload(const YAML::Node& document) {
   return pod;
 }
 
-// Every label `hwimg probe --format nfd` can write for the recorded H100 machine and a CPU-only one.
-std::set<std::string> probe_label_names() {
-  std::set<std::string> names;
+// Every label `hwimg probe --format nfd` can write for the recorded H100 machine and a CPU-only one,
+// with a value it writes.
+std::map<std::string, std::string> probe_labels_written() {
+  std::map<std::string, std::string> names;
   for (const auto* file : {"gpu-h100-probe-nvml.json", "gpu-h100-probe-procfs.json"}) {
     auto text = util::read_file(std::filesystem::path(HWIMG_TEST_DATA_DIR) / "probe" / file);
     REQUIRE(text);
@@ -132,7 +133,8 @@ std::set<std::string> probe_label_names() {
     for (const auto& host : {*facts, cpu_only}) {
       for (const auto& line : util::split(probe::to_nfd(host), '\n')) {
         if (line.empty() || line.starts_with('#')) continue;
-        names.insert(line.substr(0, line.find('=')));
+        const auto equals = line.find('=');
+        names[line.substr(0, equals)] = line.substr(equals + 1);
       }
     }
   }
@@ -197,8 +199,24 @@ TEST_CASE("examples/ci/github-actions.yml: matrix, one build job per variant, th
   CHECK(index_script.find("jq -r '.include[].variant' <<<\"$MATRIX\"") != std::string::npos);
 }
 
+// The keys a pod's required node affinity compares as integers (Gt, Lt).
+std::set<std::string> integer_compared_labels(const YAML::Node& pod) {
+  std::set<std::string> keys;
+  const auto affinity = pod["affinity"];
+  if (!affinity || !affinity["nodeAffinity"]) return keys;
+  const auto required = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+  if (!required) return keys;
+  for (const auto& term : required["nodeSelectorTerms"]) {
+    for (const auto& expression : term["matchExpressions"]) {
+      const auto op = scalar(expression["operator"]);
+      if (op == "Gt" || op == "Lt") keys.insert(scalar(expression["key"]));
+    }
+  }
+  return keys;
+}
+
 TEST_CASE("examples/k8s: workloads are valid and select only labels hwimg probe writes") {
-  const auto probe_labels = probe_label_names();
+  const auto probe_labels = probe_labels_written();
   CHECK(probe_labels.contains("hwimg.org/nvidia.gpu.count"));
 
   const auto daemonsets = load_documents("examples/k8s/nfd-hwimg-daemonset.yaml");
@@ -212,18 +230,27 @@ TEST_CASE("examples/k8s: workloads are valid and select only labels hwimg probe 
   CHECK(scalar(pod["containers"][0]["args"][0]).find("hwimg probe --format nfd --output " + features_d + "/hwimg") !=
         std::string::npos);
 
+  // Both styles: hwimg's own names, and NFD's and GPU Feature Discovery's, which hwimg writes too.
   const auto workloads = load_documents("examples/k8s/workload.yaml");
-  CHECK(workloads.size() == 2);
-  std::size_t hwimg_selectors = 0;
+  CHECK(workloads.size() == 4);
+  std::map<std::string, std::size_t> selectors;
   for (const auto& document : workloads) {
-    const auto labels = selected_labels(check_workload(document));
-    for (const auto& key : labels) {
-      if (!key.starts_with("hwimg.org/")) continue;
-      ++hwimg_selectors;
+    const auto workload_pod = check_workload(document);
+    for (const auto& key : selected_labels(workload_pod)) {
+      const auto prefix = key.substr(0, key.find('/'));
+      if (prefix != "hwimg.org" && prefix != "feature.node.kubernetes.io" && prefix != "nvidia.com") continue;
+      ++selectors[prefix];
       CHECK_MESSAGE(probe_labels.contains(key), key << " is not a label hwimg probe --format nfd writes");
     }
+    for (const auto& key : integer_compared_labels(workload_pod)) {
+      if (!probe_labels.contains(key)) continue;
+      CHECK_MESSAGE(std::regex_match(probe_labels.at(key), std::regex("[0-9]+")),
+                    key << "=" << probe_labels.at(key) << " cannot be compared with Gt/Lt");
+    }
   }
-  CHECK(hwimg_selectors >= 5);
+  CHECK(selectors["hwimg.org"] >= 7);
+  CHECK(selectors["feature.node.kubernetes.io"] >= 1);
+  CHECK(selectors["nvidia.com"] >= 2);
 }
 
 // ---------------------------------------------------------------------------------------------

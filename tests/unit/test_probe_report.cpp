@@ -1,6 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include "hwimg/probe/report.hpp"
+#include "hwimg/util/files.hpp"
+#include "hwimg/util/strings.hpp"
 
 using namespace hwimg;
 using namespace hwimg::probe;
@@ -30,6 +36,7 @@ TEST_CASE("the NFD file carries hwimg.org labels with valid values only") {
         "hwimg.org/cpu.arch=amd64\n"
         "hwimg.org/cpu.vendor=AMD\n"
         "hwimg.org/cpu.level=x86-64-v4\n"
+        "hwimg.org/cpu.level-num=4\n"
         "hwimg.org/cpu.target=zen4\n"
         "hwimg.org/cpu.avx2=true\n"
         "hwimg.org/cpu.avx512f=true\n"
@@ -37,13 +44,132 @@ TEST_CASE("the NFD file carries hwimg.org labels with valid values only") {
         "hwimg.org/nvidia.cuda=13.0\n"
         "hwimg.org/nvidia.gpu.count=3\n"
         "hwimg.org/nvidia.gpu.compute-capability.8.9=true\n"
-        "hwimg.org/nvidia.gpu.compute-capability.9.0=true\n");
+        "hwimg.org/nvidia.gpu.compute-capability.9.0=true\n"
+        "feature.node.kubernetes.io/cpu-cpuid.X86_64_V1=true\n"
+        "feature.node.kubernetes.io/cpu-cpuid.X86_64_V2=true\n"
+        "feature.node.kubernetes.io/cpu-cpuid.X86_64_V3=true\n"
+        "feature.node.kubernetes.io/cpu-cpuid.X86_64_V4=true\n"
+        "nvidia.com/cuda.driver-version.major=580\n"
+        "nvidia.com/cuda.driver-version.minor=65\n"
+        "nvidia.com/cuda.driver-version.revision=06\n"
+        "nvidia.com/cuda.driver-version.full=580.65.06\n"
+        "nvidia.com/cuda.runtime-version.major=13\n"
+        "nvidia.com/cuda.runtime-version.minor=0\n"
+        "nvidia.com/cuda.runtime-version.full=13.0\n"
+        "nvidia.com/gpu.compute.major=8\n"
+        "nvidia.com/gpu.compute.minor=9\n");
   auto facts = sample();
   facts.nvidia.reset();
   facts.cpu.vendor = "Weird Vendor!";
   const auto nfd = to_nfd(facts);
   CHECK(nfd.find("cpu.vendor") == std::string::npos);
   CHECK(nfd.find("nvidia") == std::string::npos);
+}
+
+namespace {
+// The NFD file hwimg writes for a recorded facts file of tests/data/select.
+std::string nfd_for(const std::string& name) {
+  const auto text = util::read_file(std::filesystem::path(HWIMG_TEST_DATA_DIR) / "select" / name);
+  REQUIRE(text);
+  const auto facts = parse_host_facts(*text, name);
+  REQUIRE(facts);
+  return to_nfd(*facts);
+}
+
+// The lines under NFD's and GFD's names, and hwimg's level lines: what the recorded hosts pin exactly.
+std::vector<std::string> level_and_foreign_lines(const std::string& nfd) {
+  std::vector<std::string> lines;
+  for (const auto& line : util::split(nfd, '\n')) {
+    if (line.empty() || line.starts_with('#')) continue;
+    if (!line.starts_with("hwimg.org/") || line.starts_with("hwimg.org/cpu.level")) lines.push_back(line);
+  }
+  return lines;
+}
+}  // namespace
+
+TEST_CASE("NFD and GFD names: an H100 host at x86-64-v4 with driver 580 (tests/data/select/host-h100-580.json)") {
+  const auto nfd = nfd_for("host-h100-580.json");
+  CHECK(level_and_foreign_lines(nfd) == std::vector<std::string>{
+                                           "hwimg.org/cpu.level=x86-64-v4",
+                                           "hwimg.org/cpu.level-num=4",
+                                           "feature.node.kubernetes.io/cpu-cpuid.X86_64_V1=true",
+                                           "feature.node.kubernetes.io/cpu-cpuid.X86_64_V2=true",
+                                           "feature.node.kubernetes.io/cpu-cpuid.X86_64_V3=true",
+                                           "feature.node.kubernetes.io/cpu-cpuid.X86_64_V4=true",
+                                           "nvidia.com/cuda.driver-version.major=580",
+                                           "nvidia.com/cuda.driver-version.minor=65",
+                                           "nvidia.com/cuda.driver-version.revision=06",
+                                           "nvidia.com/cuda.driver-version.full=580.65.06",
+                                           "nvidia.com/cuda.runtime-version.major=13",
+                                           "nvidia.com/cuda.runtime-version.minor=0",
+                                           "nvidia.com/cuda.runtime-version.full=13.0",
+                                           "nvidia.com/gpu.compute.major=9",
+                                           "nvidia.com/gpu.compute.minor=0",
+                                       });
+  // hwimg's own names are unchanged beside them.
+  CHECK(nfd.find("\nhwimg.org/nvidia.driver=580.65.06\nhwimg.org/nvidia.cuda=13.0\nhwimg.org/nvidia.gpu.count=1\n"
+                 "hwimg.org/nvidia.gpu.compute-capability.9.0=true\n") != std::string::npos);
+}
+
+TEST_CASE("NFD and GFD names: a CPU-only host at x86-64-v3 gets V1..V3 and no GPU labels") {
+  const auto nfd = nfd_for("host-no-gpu.json");
+  CHECK(level_and_foreign_lines(nfd) == std::vector<std::string>{
+                                           "hwimg.org/cpu.level=x86-64-v3",
+                                           "hwimg.org/cpu.level-num=3",
+                                           "feature.node.kubernetes.io/cpu-cpuid.X86_64_V1=true",
+                                           "feature.node.kubernetes.io/cpu-cpuid.X86_64_V2=true",
+                                           "feature.node.kubernetes.io/cpu-cpuid.X86_64_V3=true",
+                                       });
+  CHECK(nfd.find("X86_64_V4") == std::string::npos);
+  CHECK(nfd.find("nvidia") == std::string::npos);
+}
+
+TEST_CASE("NFD and GFD names: mixed GPUs (A100 and H100) get the lowest compute capability") {
+  const auto nfd = nfd_for("host-mixed-580.json");
+  const auto lines = level_and_foreign_lines(nfd);
+  REQUIRE(lines.size() >= 2);
+  CHECK(std::vector<std::string>(lines.end() - 2, lines.end()) ==
+        std::vector<std::string>{"nvidia.com/gpu.compute.major=8", "nvidia.com/gpu.compute.minor=0"});
+  // hwimg's own labels still name every capability the node has.
+  CHECK(nfd.find("hwimg.org/nvidia.gpu.compute-capability.8.0=true\n") != std::string::npos);
+  CHECK(nfd.find("hwimg.org/nvidia.gpu.compute-capability.9.0=true\n") != std::string::npos);
+}
+
+TEST_CASE("NFD and GFD names: an arm64 host has no x86-64 level labels") {
+  const auto nfd = nfd_for("host-arm64.json");
+  CHECK(level_and_foreign_lines(nfd).empty());
+  CHECK(nfd.find("hwimg.org/cpu.arch=arm64\n") != std::string::npos);
+}
+
+TEST_CASE("NFD and GFD names: levels are cumulative, versions split as GFD splits them") {
+  auto facts = sample();
+  for (const auto level : {hw::X86Level::v1, hw::X86Level::v2, hw::X86Level::v3, hw::X86Level::v4}) {
+    facts.cpu.level = level;
+    const auto nfd = to_nfd(facts);
+    const int number = static_cast<int>(level);
+    CHECK(nfd.find(fmt::format("hwimg.org/cpu.level-num={}\n", number)) != std::string::npos);
+    for (int n = 1; n <= 4; ++n) {
+      CHECK((nfd.find(fmt::format("cpu-cpuid.X86_64_V{}=true\n", n)) != std::string::npos) == (n <= number));
+    }
+  }
+  // A two-part driver version: GFD writes an empty revision (an empty label value is valid).
+  facts.nvidia->driver_version = "390.157";
+  auto nfd = to_nfd(facts);
+  CHECK(nfd.find("nvidia.com/cuda.driver-version.major=390\nnvidia.com/cuda.driver-version.minor=157\n"
+                 "nvidia.com/cuda.driver-version.revision=\nnvidia.com/cuda.driver-version.full=390.157\n") !=
+        std::string::npos);
+  // What procfs alone gives (a driver version, GPUs without capabilities): only the driver labels.
+  facts.nvidia->cuda_driver_version.reset();
+  for (auto& gpu : facts.nvidia->gpus) gpu.compute_capability.reset();
+  nfd = to_nfd(facts);
+  CHECK(nfd.find("nvidia.com/cuda.driver-version.major=390\n") != std::string::npos);
+  CHECK(nfd.find("cuda.runtime-version") == std::string::npos);
+  CHECK(nfd.find("gpu.compute.") == std::string::npos);
+  // No level known (an unrecognised CPU): neither the number nor NFD's flags.
+  facts.cpu.level.reset();
+  nfd = to_nfd(facts);
+  CHECK(nfd.find("cpu.level") == std::string::npos);
+  CHECK(nfd.find("X86_64_V") == std::string::npos);
 }
 
 TEST_CASE("the text report names each GPU and the driver") {

@@ -1,9 +1,11 @@
 #include "hwimg/probe/report.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "hwimg/hw/cpu_targets.hpp"
+#include "hwimg/hw/gpu_target.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::probe {
@@ -21,9 +23,88 @@ bool valid_label_part(std::string_view text) {
   return std::ranges::all_of(text, [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
-void add_label(std::string& out, std::string_view name, std::string_view value) {
+// Label prefixes: hwimg's own, NFD's (whose cpu source names the x86-64 levels) and GPU Feature
+// Discovery's (docs/compatibility.md#nfd-labels).
+constexpr std::string_view label_ns_hwimg = "hwimg.org";
+constexpr std::string_view label_ns_nfd = "feature.node.kubernetes.io";
+constexpr std::string_view label_ns_gfd = "nvidia.com";
+
+void add_prefixed_label(std::string& out, std::string_view prefix, std::string_view name, std::string_view value) {
   if (valid_label_part(name) && valid_label_part(value)) {
-    out += fmt::format("hwimg.org/{}={}\n", name, value);
+    out += fmt::format("{}/{}={}\n", prefix, name, value);
+  }
+}
+
+void add_label(std::string& out, std::string_view name, std::string_view value) {
+  add_prefixed_label(out, label_ns_hwimg, name, value);
+}
+
+void add_hwimg_nvidia_labels(std::string& out, const NvidiaFacts& nvidia) {
+  if (nvidia.driver_version) {
+    add_label(out, "nvidia.driver", *nvidia.driver_version);
+  }
+  if (nvidia.cuda_driver_version) {
+    add_label(out, "nvidia.cuda", *nvidia.cuda_driver_version);
+  }
+  add_label(out, "nvidia.gpu.count", std::to_string(nvidia.gpus.size()));
+  std::set<std::string> capabilities;
+  for (const auto& gpu : nvidia.gpus) {
+    if (gpu.compute_capability) {
+      capabilities.insert(*gpu.compute_capability);
+    }
+  }
+  for (const auto& capability : capabilities) {
+    add_label(out, "nvidia.gpu.compute-capability." + capability, "true");
+  }
+}
+
+// NFD's cumulative level flags, as its cpu source writes them since v0.19: X86_64_V1..X86_64_V<level>.
+void add_nfd_level_labels(std::string& out, hw::X86Level level) {
+  for (int number = 1; number <= static_cast<int>(level); ++number) {
+    add_prefixed_label(out, label_ns_nfd, fmt::format("cpu-cpuid.X86_64_V{}", number), "true");
+  }
+}
+
+// GFD's version labels: the driver "580.159.04" split at its dots (a two-part version gets an empty
+// revision, as GFD writes it) and the newest CUDA the driver supports, "13.0".
+void add_gfd_version_labels(std::string& out, const NvidiaFacts& nvidia) {
+  if (nvidia.driver_version) {
+    const auto parts = util::split(*nvidia.driver_version, '.');
+    if (parts.size() == 2 || parts.size() == 3) {
+      add_prefixed_label(out, label_ns_gfd, "cuda.driver-version.major", parts[0]);
+      add_prefixed_label(out, label_ns_gfd, "cuda.driver-version.minor", parts[1]);
+      if (parts.size() == 3) {
+        add_prefixed_label(out, label_ns_gfd, "cuda.driver-version.revision", parts[2]);
+      } else {
+        out += fmt::format("{}/cuda.driver-version.revision=\n", label_ns_gfd);
+      }
+      add_prefixed_label(out, label_ns_gfd, "cuda.driver-version.full", *nvidia.driver_version);
+    }
+  }
+  if (nvidia.cuda_driver_version) {
+    const auto parts = util::split(*nvidia.cuda_driver_version, '.');
+    if (parts.size() == 2) {
+      add_prefixed_label(out, label_ns_gfd, "cuda.runtime-version.major", parts[0]);
+      add_prefixed_label(out, label_ns_gfd, "cuda.runtime-version.minor", parts[1]);
+      add_prefixed_label(out, label_ns_gfd, "cuda.runtime-version.full", *nvidia.cuda_driver_version);
+    }
+  }
+}
+
+// GFD labels one compute capability per node: on mixed nodes that of whichever model its labelers
+// (a Go map) visit last. hwimg writes the lowest, which every GPU of the node reaches.
+void add_gfd_compute_labels(std::string& out, const NvidiaFacts& nvidia) {
+  std::optional<hw::ComputeCapability> lowest;
+  for (const auto& gpu : nvidia.gpus) {
+    const auto capability = gpu.compute_capability ? hw::parse_compute_capability(*gpu.compute_capability)
+                                                   : std::nullopt;
+    if (capability && (!lowest || *capability < *lowest)) {
+      lowest = capability;
+    }
+  }
+  if (lowest) {
+    add_prefixed_label(out, label_ns_gfd, "gpu.compute.major", std::to_string(lowest->major));
+    add_prefixed_label(out, label_ns_gfd, "gpu.compute.minor", std::to_string(lowest->minor));
   }
 }
 
@@ -90,6 +171,7 @@ std::string to_nfd(const HostFacts& facts) {
   add_label(out, "cpu.vendor", cpu.vendor);
   if (cpu.level) {
     add_label(out, "cpu.level", hw::x86_level_name(*cpu.level));
+    add_label(out, "cpu.level-num", std::to_string(static_cast<int>(*cpu.level)));
   }
   if (cpu.microarch) {
     add_label(out, "cpu.target", *cpu.microarch);
@@ -100,25 +182,16 @@ std::string to_nfd(const HostFacts& facts) {
       add_label(out, "cpu." + feature, "true");
     }
   }
-  if (!facts.nvidia) {
-    return out;
+  if (facts.nvidia) {
+    add_hwimg_nvidia_labels(out, *facts.nvidia);
   }
-  const auto& nvidia = *facts.nvidia;
-  if (nvidia.driver_version) {
-    add_label(out, "nvidia.driver", *nvidia.driver_version);
+  // The same facts under the names NFD and GFD publish, for workloads written against those.
+  if (cpu.level) {
+    add_nfd_level_labels(out, *cpu.level);
   }
-  if (nvidia.cuda_driver_version) {
-    add_label(out, "nvidia.cuda", *nvidia.cuda_driver_version);
-  }
-  add_label(out, "nvidia.gpu.count", std::to_string(nvidia.gpus.size()));
-  std::set<std::string> capabilities;
-  for (const auto& gpu : nvidia.gpus) {
-    if (gpu.compute_capability) {
-      capabilities.insert(*gpu.compute_capability);
-    }
-  }
-  for (const auto& capability : capabilities) {
-    add_label(out, "nvidia.gpu.compute-capability." + capability, "true");
+  if (facts.nvidia) {
+    add_gfd_version_labels(out, *facts.nvidia);
+    add_gfd_compute_labels(out, *facts.nvidia);
   }
   return out;
 }
