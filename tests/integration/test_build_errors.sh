@@ -101,7 +101,7 @@ corrupt_base_blob() {
     bad-base-config.yaml
 }
 invalid_tag() {
-  expect_error 1 'hwimg: error: invalid tag "bad-": each part must start and end with a letter or digit' \
+  expect_error 2 'hwimg: error: invalid tag "bad-": each part must start and end with a letter or digit' \
     ok.yaml --tag bad-
 }
 unknown_only() {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -140,4 +141,33 @@ TEST_CASE("a path written twice in one layer is refused") {
   const auto r = oci::write_layer(*layout, {{tmp.path() / "a", "/d"}, {tmp.path() / "b", "/d"}}, {});
   REQUIRE_FALSE(r);
   CHECK(r.error().message.ends_with("\"/d\" is written twice in one layer"));
+}
+
+TEST_CASE("symlinks out of the source tree are stored as links, never followed out") {
+  const auto tmp = test::scratch_directory();
+  const auto outside = tmp.path() / "outside";
+  test::write_file(outside / "secret", "must not be packed");
+  const auto src = tmp.path() / "src";
+  test::write_file(src / "kept", "in");
+  fs::create_symlink(outside, src / "dir-out");                      // absolute, to a directory
+  fs::create_symlink(outside / "secret", src / "file-out");          // absolute, to a file
+  fs::create_symlink("../outside/secret", src / "relative-out");     // relative, climbing out
+  fs::create_symlink("/etc/passwd", src / "etc-passwd");             // absolute, into the host
+  fs::create_symlink(outside, tmp.path() / "source-link");           // the layer source itself
+  auto layout = oci::Layout::open(tmp.path() / "layout", oci::OpenMode::create);
+  REQUIRE(layout);
+
+  const auto written = oci::write_layer(*layout, {{src, "/app"}, {tmp.path() / "source-link", "/linked"}}, {});
+  REQUIRE(written);
+  std::map<std::string, std::string> links;
+  for (const auto& e : read_layer(*layout, written->descriptor)) {
+    CHECK(e.name.find("secret") == std::string::npos);
+    if (!e.symlink.empty()) links[e.name] = e.symlink;
+  }
+  CHECK(links == std::map<std::string, std::string>{{"app/dir-out", outside.string()},
+                                                    {"app/etc-passwd", "/etc/passwd"},
+                                                    {"app/file-out", (outside / "secret").string()},
+                                                    {"app/relative-out", "../outside/secret"},
+                                                    {"linked", outside.string()}});
+  CHECK(written->uncompressed_size < 8 * 1024);  // headers and "in": no file's content came from outside
 }

@@ -119,3 +119,15 @@ TEST_CASE("build.image: a string with its position, checked for variables like t
   REQUIRE_FALSE(checked);
   CHECK(checked.error().message.starts_with("r.yaml:4:10: unknown variable ${cuda.versoin} (did you mean cuda.version?)"));
 }
+
+TEST_CASE("a key with no value is reported at the key's own line, not at the next token") {
+  // yaml-cpp places an empty value at the next token: line 3 here, or past a comment.
+  CHECK(error_of("name: a\nbase:\nlayers: [{from: x, to: /x}]\n") == "r.yaml:2:1: \"base\" has no value");
+  CHECK(error_of("name: a\nbase:   \n  # a comment\n\nlayers: [{from: x, to: /x}]\n") ==
+        "r.yaml:2:1: \"base\" has no value");
+  CHECK(error_of("name: a\nbase: scratch\nlayers:\n  - from: x\n    to:\n") == "r.yaml:5:5: \"to\" has no value");
+  CHECK(error_of("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nconfig:\n  env:\n    A:\n    B: b\n") ==
+        "r.yaml:6:5: \"config.env.A\" has no value");
+  CHECK(error_of("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nbuild:\n  run:\n") ==
+        "r.yaml:5:3: \"run\" has no value");
+}

@@ -105,6 +105,60 @@ TEST_CASE("storing credentials keeps other keys and writes mode 0600 in a 0700 d
   CHECK(lookup_credentials(config_dir, "127.0.0.1:5443")->value().password == "pw2");
 }
 
+namespace {
+// Records warnings, drops the rest.
+class CredentialWarnings final : public util::Output {
+public:
+  void progress(std::string_view) override {}
+  void status(std::string_view) override {}
+  void clear_status() override {}
+  void warning(std::string_view line) override { lines.emplace_back(line); }
+  void log(std::string_view) override {}
+  [[nodiscard]] bool logging() const override { return false; }
+  std::vector<std::string> lines;
+};
+}  // namespace
+
+TEST_CASE("a config.json others can read is warned about once per process, never quoting it") {
+  auto dir = scratch_directory("hwimg-cred");
+  const auto config = dir.path() / "config.json";
+  write_file(config, R"({"auths": {"reg.example.com": {"auth": "Ym9iOnMzY3JldA=="}}})");
+  CredentialWarnings output;
+  REQUIRE(::chmod(config.c_str(), 0600) == 0);
+  warn_if_readable_by_others(dir.path(), output);
+  CHECK(output.lines.empty());
+  REQUIRE(::chmod(config.c_str(), 0644) == 0);
+  warn_if_readable_by_others(dir.path(), output);
+  warn_if_readable_by_others(dir.path(), output);
+  REQUIRE(output.lines.size() == 1);
+  CHECK(output.lines[0] == config.string() + " holds registry credentials and can be read by its group (mode 0644); "
+                                             "run chmod 600 " + config.string());
+  CHECK(output.lines[0].find("Ym9i") == std::string::npos);
+  // Another file is another warning; a missing one none.
+  auto other = scratch_directory("hwimg-cred");
+  write_file(other.path() / "config.json", "{}");
+  REQUIRE(::chmod((other.path() / "config.json").c_str(), 0604) == 0);
+  warn_if_readable_by_others(other.path(), output);
+  warn_if_readable_by_others(other.path() / "absent", output);
+  REQUIRE(output.lines.size() == 2);
+  CHECK(output.lines[1].find("can be read by every user (mode 0604)") != std::string::npos);
+}
+
+TEST_CASE("storing credentials replaces a group-readable config.json with a 0600 one, leaving no temporary") {
+  auto dir = scratch_directory("hwimg-cred");
+  write_file(dir.path() / "config.json", R"({"auths": {}})");
+  REQUIRE(::chmod((dir.path() / "config.json").c_str(), 0644) == 0);
+  const auto old_umask = ::umask(0);
+  REQUIRE(store_credentials(dir.path(), "127.0.0.1:5443", Credentials{"alice", "pw", {}, {}}));
+  ::umask(old_umask);
+  struct stat info {};
+  REQUIRE(::stat((dir.path() / "config.json").c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0600);
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) names.push_back(entry.path().filename());
+  CHECK(names == std::vector<std::string>{"config.json"});
+}
+
 TEST_CASE("DOCKER_AUTH_CONFIG: its credentials come first, the config file for registries it does not name") {
   auto dir = scratch_directory("hwimg-cred");
   write_file(dir.path() / "config.json",

@@ -8,6 +8,7 @@
 
 #include "hwimg/build/build_cache.hpp"
 #include "hwimg/build/builder_image.hpp"
+#include "hwimg/build/device_code_check.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/recipe/variables.hpp"
@@ -100,6 +101,7 @@ struct Build {
   LayerMemo& memo;
   BaseResolver& bases;
   BuilderImages& builders;
+  DeviceCodeCheck& device_code;
 };
 
 // One variant from its plan, or unchanged from the build cache of the layout.
@@ -125,7 +127,7 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
   }
   output.progress(fmt::format("building {}...", variant.id));
   HWIMG_TRY_ASSIGN(auto built, build_variant(plan, *base, build.bases, builder.get(), build.builders, build.settings,
-                                             build.layout, build.memo));
+                                             build.layout, build.memo, build.device_code));
   HWIMG_TRY_ASSIGN(const auto target, build.layout());
   HWIMG_TRY(remember_variant(target, key, built));
   return built;
@@ -140,7 +142,7 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
     // them), the bases' stay where they are.
     request.layout = request.cache / "staging" / oci::Digest::sha256_of(request.push->name()).hex().substr(0, 16);
   }
-  HWIMG_TRY(oci::validate_tag(request.tag));
+  if (auto valid = oci::validate_tag(request.tag); !valid) return fail_usage("{}", valid.error().message);
   HWIMG_TRY(check_compression_level(request.compression));
   HWIMG_TRY_ASSIGN(const auto epoch, parse_epoch(request.source_date_epoch));
   HWIMG_TRY_ASSIGN(const auto recipe, recipe::load_recipe(request.recipe));
@@ -179,7 +181,9 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
     return cache.get();
   });
   BuilderImages builders(bases);
-  Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases, builders};
+  DeviceCodeCheck device_code;
+  Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases,
+              builders, device_code};
   const unsigned jobs = request.jobs != 0 ? request.jobs : util::default_parallelism();
   std::vector<std::future<Result<BuiltVariant>>> futures;
   {

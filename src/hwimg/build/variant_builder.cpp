@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "hwimg/build/builder_image.hpp"
-#include "hwimg/hw/fatbin_check.hpp"
+#include "hwimg/build/device_code_check.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/process.hpp"
@@ -121,20 +121,6 @@ Result<void> check_layers(const VariantPlan& plan) {
   return {};
 }
 
-// Every module of device code in the variant's own layers must have exactly what the variant
-// declares and is labelled with.
-Result<void> check_device_code(const VariantPlan& plan) {
-  const auto& variant = *plan.variant;
-  hw::DeviceCodeScan found;
-  for (const auto& layer : plan.layers) {
-    if (!layer.variant_specific) continue;
-    HWIMG_TRY_ASSIGN(auto scan, with_context(hw::scan_device_code(layer.from),
-                                             fmt::format("failed to check variant {}", variant.id)));
-    found.append(std::move(scan));
-  }
-  return hw::check_device_code(variant.id, variant.gpu_targets, found);
-}
-
 }  // namespace
 
 bool leaves_layers_remote(const BaseImage& base, const BuildSettings& settings) {
@@ -144,7 +130,8 @@ bool leaves_layers_remote(const BaseImage& base, const BuildSettings& settings) 
 
 Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& base, BaseResolver& bases,
                                    const BaseImage* builder, BuilderImages& builders, const BuildSettings& settings,
-                                   const LayoutProvider& layout_provider, LayerMemo& memo) {
+                                   const LayoutProvider& layout_provider, LayerMemo& memo,
+                                   DeviceCodeCheck& device_code) {
   const auto& variant = *plan.variant;
   const auto context = fmt::format("failed to build variant {}", variant.id);
   HWIMG_TRY(util::make_directories(plan.out));
@@ -157,7 +144,7 @@ Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& bas
   }
   HWIMG_TRY(check_layers(plan));
   if (variant.uses_gpu()) {
-    HWIMG_TRY(check_device_code(plan));
+    HWIMG_TRY(device_code.check(plan, base, base_files));
   }
 
   HWIMG_TRY_ASSIGN(const auto layout, layout_provider());

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "hwimg/commands/usage.hpp"
 #include "hwimg/image/open_image.hpp"
 
 namespace hwimg::commands {
@@ -17,6 +18,7 @@ Result<inspect::ImageView> view(const InspectArguments& arguments, util::Output&
 }  // namespace
 
 Result<int> run_inspect(const InspectArguments& arguments) {
+  HWIMG_TRY(as_usage_error(image::parse_image_reference(arguments.reference)));
   TerminalOutput output(Progress::hidden, arguments.registry.verbose);
   HWIMG_TRY_ASSIGN(const auto image_view,
                    with_context(view(arguments, output), fmt::format("failed to inspect {}", arguments.reference)));

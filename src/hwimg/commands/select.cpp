@@ -5,11 +5,14 @@
 #include <fmt/format.h>
 
 #include "hwimg/commands/environment.hpp"
+#include "hwimg/commands/usage.hpp"
+#include "hwimg/image/open_image.hpp"
 #include "hwimg/select/report.hpp"
 
 namespace hwimg::commands {
 
 Result<JudgedImage> judge_image(const JudgeArguments& arguments, util::Output& output) {
+  HWIMG_TRY(as_usage_error(image::parse_image_reference(arguments.reference)));
   HWIMG_TRY_ASSIGN(const auto gpu_selection,
                    select::choose_gpu_selection(arguments.gpus, variable("NVIDIA_VISIBLE_DEVICES")));
   HWIMG_TRY_ASSIGN(const auto facts, host_facts(arguments.host_file));

@@ -21,6 +21,14 @@ std::string_view kind_name(const YAML::Node& node) {
 
 }  // namespace
 
+Result<void> expect_value(const YAML::Node& key_node, const YAML::Node& value, std::string_view key,
+                          const std::filesystem::path& file) {
+  if (value.IsNull()) {
+    return fail("{}: \"{}\" has no value", location_of(key_node, file).str(), key);
+  }
+  return {};
+}
+
 SourceLocation location_of(const YAML::Node& node, const std::filesystem::path& file) {
   const auto mark = node.Mark();
   return SourceLocation{file, mark.line + 1, mark.column + 1};
@@ -42,6 +50,7 @@ Result<void> check_keys(const YAML::Node& map, std::initializer_list<std::string
       return fail("{}: unknown key \"{}\" in {}{}", location_of(item.first, file).str(), key, where,
                   util::did_you_mean(key, names));
     }
+    HWIMG_TRY(expect_value(item.first, item.second, key, file));
   }
   return {};
 }
@@ -77,7 +86,9 @@ Result<LocatedMap> scalar_map(const YAML::Node& node, std::string_view key, cons
   HWIMG_TRY(expect_map(node, key, file));
   LocatedMap out;
   for (const auto& item : node) {
-    HWIMG_TRY_ASSIGN(auto value, scalar(item.second, fmt::format("{}.{}", key, item.first.Scalar()), file));
+    const auto name = fmt::format("{}.{}", key, item.first.Scalar());
+    HWIMG_TRY(expect_value(item.first, item.second, name, file));
+    HWIMG_TRY_ASSIGN(auto value, scalar(item.second, name, file));
     out.emplace_back(item.first.Scalar(), std::move(value));
   }
   return out;

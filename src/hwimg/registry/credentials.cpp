@@ -1,6 +1,8 @@
 #include "hwimg/registry/credentials.hpp"
 
 #include <cstdlib>
+#include <mutex>
+#include <set>
 
 #include <openssl/evp.h>
 #include <sys/stat.h>
@@ -181,6 +183,22 @@ Result<void> store_credentials(const fs::path& config_dir, std::string_view regi
     }
   }
   return util::write_file_atomic(fs::weakly_canonical(path, ec), config.dump(1, '\t') + "\n", 0600);
+}
+
+void warn_if_readable_by_others(const fs::path& config_dir, util::Output& output) {
+  if (config_dir.empty()) return;
+  const auto path = config_dir / "config.json";
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || (info.st_mode & 044) == 0) return;
+  static std::mutex warned_mutex;
+  static std::set<std::string> warned;
+  {
+    std::lock_guard lock(warned_mutex);
+    if (!warned.insert(path.string()).second) return;
+  }
+  output.warning(fmt::format("{} holds registry credentials and can be read by {} (mode {:04o}); run chmod 600 {}",
+                             path.string(), (info.st_mode & 040) != 0 ? "its group" : "every user",
+                             info.st_mode & 07777, path.string()));
 }
 
 std::string base64_encode(std::string_view data) {

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "hwimg/util/error.hpp"
+#include "hwimg/util/output.hpp"
 
 namespace hwimg::registry {
 
@@ -33,6 +34,10 @@ struct Credentials {
 // config.json atomically with mode 0600 (directory 0700) and keeping every other key.
 [[nodiscard]] Result<void> store_credentials(const std::filesystem::path& config_dir, std::string_view registry,
                                              const Credentials& credentials);
+
+// Warns through `output`, once per process and file, when config_dir/config.json can be read by
+// its group or by others: it holds credentials, and Docker's CLI keeps it 0600.
+void warn_if_readable_by_others(const std::filesystem::path& config_dir, util::Output& output);
 
 [[nodiscard]] std::string base64_encode(std::string_view data);
 [[nodiscard]] std::optional<std::string> base64_decode(std::string_view text);

@@ -188,6 +188,7 @@ Result<void> Session::learn_challenge(RegistryState& state, const std::string& r
     state.credentials = it->second;
   }
   if (!state.credentials) {
+    warn_if_readable_by_others(m_options.docker_config_dir, *m_options.output);
     HWIMG_TRY_ASSIGN(const auto credentials,
                      lookup_credentials(m_options.docker_config_dir, registry, m_options.docker_auth_config));
     state.credentials = credentials.value_or(Credentials{});

@@ -26,6 +26,10 @@ namespace hwimg::recipe::yaml {
                                                              const std::filesystem::path& file);
 [[nodiscard]] Result<LocatedMap> scalar_map(const YAML::Node& node, std::string_view key,
                                             const std::filesystem::path& file);
+// Fails at the key's position when a map entry has no value (`base:`): yaml-cpp places the empty
+// value at the next token, often a later line.
+[[nodiscard]] Result<void> expect_value(const YAML::Node& key_node, const YAML::Node& value, std::string_view key,
+                                        const std::filesystem::path& file);
 // Fails naming the node's position unless it is a map.
 [[nodiscard]] Result<void> expect_map(const YAML::Node& node, std::string_view key, const std::filesystem::path& file);
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Usage mistakes exit 2 in every subcommand (issue 15 §4): a bad reference, tag, flag value or
+# missing argument, whichever library function finds it, with one `hwimg: error:` line (or CLI11's
+# message) and nothing on stdout. Each row of the table is one command line; every row runs, then
+# the failed ones are listed.
+source "$(dirname "$0")/lib.sh"
+
+cd "$TEST_TMP"
+printf 'name: app\nbase: scratch\nlayers: [{from: recipe.yaml, to: /recipe.yaml}]\n' >recipe.yaml
+"$HWIMG" build recipe.yaml -o layout --tag 1 >/dev/null
+
+# Each row: the words of one command line, then ' -- ' and a part of the expected stderr.
+ROWS=(
+  "build recipe.yaml -o out --tag bad@@tag -- invalid tag \"bad@@tag\""
+  "build recipe.yaml -o out --only nope -- unknown variant \"nope\" in --only"
+  "build recipe.yaml -o out --compression lz4 -- --compression: lz4 not in"
+  "build recipe.yaml -o out --compression-level 99 -- invalid --compression-level 99"
+  "build recipe.yaml -o out -j x -- --jobs"
+  "build recipe.yaml --push bad!!ref -- failed to parse reference \"bad!!ref\""
+  "build recipe.yaml --push 127.0.0.1:5000/app -- name the tag to push to"
+  "build recipe.yaml -- name where the images go"
+  "build -- recipe is required"
+  "build recipe.yaml -o out --no-such-flag -- --no-such-flag"
+  "inspect bad!!ref -- failed to parse reference \"bad!!ref\""
+  "inspect oci:layout:bad@@tag -- invalid tag \"bad@@tag\""
+  "inspect oci:layout --format yaml -- --format: yaml not in"
+  "probe --format xml -- --format: xml not in"
+  "matrix recipe.yaml --format xml -- --format"
+  "push layout 127.0.0.1:5000/app:1 -- the source must be an image layout"
+  "push oci:layout:bad@@tag 127.0.0.1:5000/app:1 -- invalid tag \"bad@@tag\""
+  "push oci:layout:1 bad!!ref -- failed to parse reference \"bad!!ref\""
+  "push oci:layout:1 127.0.0.1:5000/app:1 -j 0 -- --jobs: Value 0 not in range"
+  "tag bad!!ref 2 -- failed to parse reference \"bad!!ref\""
+  "tag 127.0.0.1:5000/app:1 bad@@tag -- invalid"
+  "login bad!!host --username u --password-stdin -- is not a registry host[:port]"
+  "login 127.0.0.1:5000 --username u --password-stdin -- no password on standard input"
+  "select bad!!ref -- failed to parse reference \"bad!!ref\""
+  "select oci:layout:bad@@tag -- invalid tag \"bad@@tag\""
+  "select oci:layout:1 --gpus 0,,1 -- empty GPU name"
+  "select oci:layout:1 --format xml -- --format: xml not in"
+  "select oci:layout:1 --host /nonexistent/facts.json -- File does not exist"
+  "check bad!!ref -- failed to parse reference \"bad!!ref\""
+  "check oci:layout:bad@@tag -- invalid tag \"bad@@tag\""
+  "check oci:layout:1 --format xml -- --format: xml not in"
+  "index create bad!!ref --from 127.0.0.1:5000/app:1-a -- failed to parse reference \"bad!!ref\""
+  "index create 127.0.0.1:5000/app:1 --from bad!!ref -- failed to parse reference \"bad!!ref\""
+  "index create 127.0.0.1:5000/app@sha256:0000000000000000000000000000000000000000000000000000000000000000 --from 127.0.0.1:5000/app:1-a -- name it by tag"
+  "serve --upstream bad!!host -- invalid upstream \"bad!!host\""
+  "serve --upstream 127.0.0.1:5000 --listen nonsense -- invalid --listen \"nonsense\""
+  "serve --upstream 127.0.0.1:5000 --ttl 5x -- invalid duration \"5x\""
+  "completion fish -- fish not in"
+  "no-such-command -- "
+)
+
+FAILED=()
+for row in "${ROWS[@]}"; do
+  read -r -a words <<<"${row%% -- *}"
+  expected=${row#* -- }
+  set +e
+  "$HWIMG" "${words[@]}" </dev/null >"$TEST_TMP/stdout" 2>"$TEST_TMP/stderr"
+  status=$?
+  set -e
+  stderr=$(cat "$TEST_TMP/stderr")
+  if [ "$status" != 2 ] || [[ "$stderr" != *"$expected"* ]] || [ -s "$TEST_TMP/stdout" ]; then
+    echo "FAILED: hwimg ${words[*]}: exit $status (expected 2), stderr [$stderr], stdout [$(head -c 200 "$TEST_TMP/stdout")]" >&2
+    FAILED+=("${words[*]}")
+  fi
+done
+[ ! -e out ] || fail "a usage mistake wrote the output layout"
+[ ${#FAILED[@]} = 0 ] || fail "${#FAILED[@]} of ${#ROWS[@]} command lines did not exit 2: $(printf '[%s] ' "${FAILED[@]}")"
+echo "all ${#ROWS[@]} usage mistakes exit 2"
