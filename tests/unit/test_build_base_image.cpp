@@ -31,18 +31,6 @@ ino_t inode_of(const fs::path& path) {
   return st.st_ino;
 }
 
-// Records warnings, drops the rest.
-class WarningLog final : public util::Output {
-public:
-  void progress(std::string_view) override {}
-  void status(std::string_view) override {}
-  void clear_status() override {}
-  void warning(std::string_view line) override { lines.emplace_back(line); }
-  void log(std::string_view) override {}
-  [[nodiscard]] bool logging() const override { return false; }
-  std::vector<std::string> lines;
-};
-
 build::BaseResolver resolver_without_cache(const fs::path& directory) {
   return build::BaseResolver(directory, {}, []() -> Result<image::BlobCache*> { return fail("no cache"); });
 }
@@ -136,7 +124,7 @@ TEST_CASE("copy_file_contents copies every byte and refuses an existing target")
 
 TEST_CASE("documents are read once into the blob cache; a corrupt cached one is read again with a warning") {
   auto tmp = test::scratch_directory();
-  WarningLog warnings;
+  hwimg::test::WarningLog warnings;
   auto cache = image::BlobCache::open(tmp.path() / "cache", warnings);
   REQUIRE(cache);
   image::MemoryReader source("registry.example.org/base");

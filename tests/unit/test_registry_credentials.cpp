@@ -105,25 +105,11 @@ TEST_CASE("storing credentials keeps other keys and writes mode 0600 in a 0700 d
   CHECK(lookup_credentials(config_dir, "127.0.0.1:5443")->value().password == "pw2");
 }
 
-namespace {
-// Records warnings, drops the rest.
-class CredentialWarnings final : public util::Output {
-public:
-  void progress(std::string_view) override {}
-  void status(std::string_view) override {}
-  void clear_status() override {}
-  void warning(std::string_view line) override { lines.emplace_back(line); }
-  void log(std::string_view) override {}
-  [[nodiscard]] bool logging() const override { return false; }
-  std::vector<std::string> lines;
-};
-}  // namespace
-
 TEST_CASE("a config.json others can read is warned about once per process, never quoting it") {
   auto dir = scratch_directory("hwimg-cred");
   const auto config = dir.path() / "config.json";
   write_file(config, R"({"auths": {"reg.example.com": {"auth": "Ym9iOnMzY3JldA=="}}})");
-  CredentialWarnings output;
+  hwimg::test::WarningLog output;
   REQUIRE(::chmod(config.c_str(), 0600) == 0);
   warn_if_readable_by_others(dir.path(), output);
   CHECK(output.lines.empty());

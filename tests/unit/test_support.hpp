@@ -15,6 +15,7 @@
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/util/files.hpp"
+#include "hwimg/util/output.hpp"
 
 namespace hwimg::test {
 
@@ -86,6 +87,18 @@ inline void tag_in_layout(const oci::Layout& layout, oci::Descriptor descriptor,
   });
   REQUIRE_MESSAGE(updated.has_value(), updated.error().message);
 }
+
+// An output that records warnings and drops the rest.
+class WarningLog final : public util::Output {
+public:
+  void progress(std::string_view) override {}
+  void status(std::string_view) override {}
+  void clear_status() override {}
+  void warning(std::string_view line) override { lines.emplace_back(line); }
+  void log(std::string_view) override {}
+  [[nodiscard]] bool logging() const override { return false; }
+  std::vector<std::string> lines;
+};
 
 // NVIDIA_REQUIRE_CUDA of NVIDIA's nvidia/cuda images
 // (docs/compatibility.md#nvidia-require-in-nvidia-images).
