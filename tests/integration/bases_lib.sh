@@ -11,7 +11,9 @@ export HWIMG_BUILD_DIR
 export SOURCE_DATE_EPOCH=1700000000
 export DOCKER_CONFIG="$TEST_TMP/docker"
 mkdir -p "$DOCKER_CONFIG"
+# 0600, as `hwimg login` writes it: hwimg warns about a config.json others can read.
 echo '{"auths":{}}' >"$DOCKER_CONFIG/config.json"
+chmod 600 "$DOCKER_CONFIG/config.json"
 
 # debian_images NAME...: makes (or finds in the cache) the images and sets IMAGE_runtime,
 # IMAGE_builder, IMAGE_big to their layouts (tag bookworm; shared, never written to).
@@ -50,6 +52,7 @@ base_registry() {
 add_auth() {
   jq --arg a "$1" --arg v "$(printf 'hwimg:%s' "$2" | base64 -w0)" '.auths[$a] = {auth: $v}' \
     "$DOCKER_CONFIG/config.json" >"$DOCKER_CONFIG/config.json.new"
+  chmod 600 "$DOCKER_CONFIG/config.json.new"
   mv "$DOCKER_CONFIG/config.json.new" "$DOCKER_CONFIG/config.json"
 }
 
