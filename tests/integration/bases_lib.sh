@@ -145,6 +145,16 @@ requests_since() { # requests_since DIR MARK: "METHOD PATH STATUS" per request, 
 }
 count_lines() { if [ -z "$1" ]; then echo 0; else grep -c . <<<"$1"; fi; }
 
+# main_registry: the registry "main" (TLS + htpasswd) holding the Debian runtime image as
+# debian/runtime:bookworm; sets reg, dir and tls (its skopeo flags).
+main_registry() {
+  base_registry main
+  reg=$REG_main
+  dir=$REG_main_DIR
+  tls=("${HW_main[@]}")
+  put main "oci:$IMAGE_runtime:bookworm" debian/runtime:bookworm --all
+}
+
 # stalling_proxy: the plain registry's debian/big:64 behind registry_proxy.py, which stalls the
 # first blob GET (it creates $port_file.stalled then); sets proxy (127.0.0.1:PORT) and port_file.
 stalling_proxy() {

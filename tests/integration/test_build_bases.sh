@@ -13,11 +13,7 @@ source "$(dirname "$0")/registry_lib.sh"
 source "$(dirname "$0")/bases_lib.sh"
 
 debian_images runtime big:64
-base_registry main
-reg=$REG_main
-dir=$REG_main_DIR
-tls=("${HW_main[@]}")
-put main "oci:$IMAGE_runtime:bookworm" debian/runtime:bookworm --all
+main_registry
 
 step "two CUDA runtime bases made from the Debian runtime: 12.8 a plain manifest, 13.0 an index (amd64, amd64/v3)"
 # Each base adds /etc/cuda-version naming its CUDA version and the level of its platform entry, so

@@ -21,10 +21,7 @@ fi
 [ ! -e /etc/hwimg-test-builder ] || fail "/etc/hwimg-test-builder exists on this host: it must mark the builder image only"
 
 debian_images runtime builder
-base_registry main
-reg=$REG_main
-tls=("${HW_main[@]}")
-put main "oci:$IMAGE_runtime:bookworm" debian/runtime:bookworm --all
+main_registry
 put main "oci:$IMAGE_builder:bookworm" debian/builder:bookworm --all
 base_manifest=$(platform_manifest main debian/runtime:bookworm x86-64-v1)
 base_layers=$(layers_of main "debian/runtime@$base_manifest")

@@ -8,16 +8,10 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 source "$(dirname "$0")/bases_lib.sh"
 
-"$HWIMG" build --help | grep -q -- '--push' ||
-  skip "hwimg build has no --push yet (issue 13: build and push without a local layout)"
 require_tool make
 require_tool g++
 debian_images runtime big:64
-base_registry main
-reg=$REG_main
-dir=$REG_main_DIR
-tls=("${HW_main[@]}")
-put main "oci:$IMAGE_runtime:bookworm" debian/runtime:bookworm --all
+main_registry
 base_manifest=$(platform_manifest main debian/runtime:bookworm x86-64-v1)
 read -ra base_layers <<<"$(layers_of main "debian/runtime@$base_manifest")"
 
