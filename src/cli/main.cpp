@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
                  "(ready for docker run), and why every other one does not", define_select_command},
       {"check", "Exit 0 if an image (a manifest, or a variant of an index) runs on this host, "
                 "3 with the reasons if not: a guard for init containers and Slurm prologs", define_check_command},
+      {"copy", "Copy an image between registries and layouts, with only the variants named or those that run "
+               "on given hosts (mirrors for air-gapped sites)", define_copy_command},
       {"index", "Work with multi-variant image indexes on a registry", define_index_command},
       {"serve", "Run a node-local registry mirror that answers a tag with the variant "
                 "that runs on this node (for containerd, CRI-O, podman, enroot)", define_serve_command},

@@ -4,7 +4,7 @@
 
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/registry/detail/blob_locations.hpp"
-#include "hwimg/registry/detail/push_plan.hpp"
+#include "hwimg/registry/push_plan.hpp"
 #include "hwimg/util/files.hpp"
 #include "test_support.hpp"
 

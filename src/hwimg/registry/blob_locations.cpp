@@ -49,6 +49,7 @@ void BlobLocations::record(const std::string& registry, const oci::Digest& diges
 }
 
 Result<void> BlobLocations::save() const {
+  if (m_file.empty()) return {};
   HWIMG_TRY(util::make_directories(m_file.parent_path()));
   HWIMG_TRY_ASSIGN(const auto lock, util::FileLock::acquire(m_file.parent_path() / "registry-blobs.lock"));
   auto merged = read(m_file);

@@ -219,6 +219,10 @@ Result<PushSummary> Client::push_layout(const std::filesystem::path& layout_dir,
   return registry::push_layout(*m_impl->session, layout_dir, tag, destination, external);
 }
 
+Result<PushSummary> Client::push_plan(PushPlan plan, const Reference& destination, const ExternalBlobs& external) {
+  return registry::push_plan(*m_impl->session, std::move(plan), destination, external);
+}
+
 Result<oci::Digest> Client::tag(const Reference& source, const std::vector<std::string>& new_tags) {
   for (const auto& t : new_tags) {
     HWIMG_TRY(validate_registry_tag(t));

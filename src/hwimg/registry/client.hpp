@@ -19,6 +19,7 @@
 #include "hwimg/oci/digest.hpp"
 #include "hwimg/registry/credentials.hpp"
 #include "hwimg/registry/options.hpp"
+#include "hwimg/registry/push_plan.hpp"
 #include "hwimg/registry/reference.hpp"
 
 namespace hwimg::registry {
@@ -98,6 +99,10 @@ public:
   // else `tag`, else "latest").
   [[nodiscard]] Result<PushSummary> push_layout(const std::filesystem::path& layout_dir, std::string_view tag,
                                                 const Reference& destination, const ExternalBlobs& external = {});
+  // Pushes documents already read (an image copied from elsewhere) as push_layout pushes a layout:
+  // blobs from `plan.layout` or, for those in `external`, skipped, mounted or relayed.
+  [[nodiscard]] Result<PushSummary> push_plan(PushPlan plan, const Reference& destination,
+                                              const ExternalBlobs& external = {});
   // Puts the manifest `source` names under each new tag, bytes unchanged; returns its digest.
   [[nodiscard]] Result<oci::Digest> tag(const Reference& source, const std::vector<std::string>& new_tags);
 

@@ -14,7 +14,7 @@
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/detail/blob_locations.hpp"
-#include "hwimg/registry/detail/push_plan.hpp"
+#include "hwimg/registry/push_plan.hpp"
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
 
@@ -521,7 +521,13 @@ Result<PushSummary> push_layout(Session& session, const std::filesystem::path& l
   std::set<oci::Digest> external_digests;
   for (const auto& [digest, where] : external) external_digests.insert(digest);
   HWIMG_TRY_ASSIGN(auto plan, plan_push(layout_dir, tag, destination_tag, external_digests));
-  auto locations = BlobLocations::load(layout_dir / ".hwimg" / "registry-blobs.json");
+  return push_plan(session, std::move(plan), destination, external);
+}
+
+Result<PushSummary> push_plan(Session& session, PushPlan plan, const Reference& destination,
+                              const ExternalBlobs& external) {
+  auto locations = BlobLocations::load(plan.layout.empty() ? std::filesystem::path()
+                                                           : plan.layout / ".hwimg" / "registry-blobs.json");
   Pusher pusher(session, std::move(plan), destination, locations, external);
   return pusher.run();
 }

@@ -1,4 +1,4 @@
-#include "hwimg/registry/detail/push_plan.hpp"
+#include "hwimg/registry/push_plan.hpp"
 
 #include <algorithm>
 #include <set>
@@ -10,6 +10,28 @@
 
 namespace hwimg::registry {
 
+Result<void> PushPlan::add_manifest(PlannedManifest planned) {
+  HWIMG_TRY_ASSIGN(const auto manifest, with_context(oci::parse_manifest(planned.bytes),
+                                                     "failed to read manifest " + planned.descriptor.digest.str()));
+  const auto add_blob = [this](const oci::Descriptor& blob) {
+    if (std::ranges::none_of(blobs, [&](const oci::Descriptor& b) { return b.digest == blob.digest; })) {
+      blobs.push_back(blob);
+    }
+  };
+  add_blob(manifest.config);
+  for (const auto& layer : manifest.layers) add_blob(layer);
+  if (!planned.tag.empty()) {
+    HWIMG_TRY(with_context(validate_registry_tag(planned.tag), "failed to plan the push"));
+  }
+  manifests.push_back(std::move(planned));
+  return {};
+}
+
+void PushPlan::order_blobs() {
+  std::stable_sort(blobs.begin(), blobs.end(),
+                   [](const oci::Descriptor& a, const oci::Descriptor& b) { return a.size > b.size; });
+}
+
 Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_view tag,
                            std::string_view destination_tag, const std::set<oci::Digest>& external) {
   HWIMG_TRY_ASSIGN(const auto layout, oci::Layout::open(layout_dir));
@@ -18,25 +40,10 @@ Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_
 
   PushPlan plan;
   plan.layout = layout_dir;
-  std::set<oci::Digest> seen;
-  const auto add_manifest = [&](const oci::Descriptor& descriptor, std::string bytes, std::string dest) -> Result<void> {
-    HWIMG_TRY_ASSIGN(const auto manifest,
-                     with_context(oci::parse_manifest(bytes), "failed to read manifest " + descriptor.digest.str()));
-    if (seen.insert(manifest.config.digest).second) plan.blobs.push_back(manifest.config);
-    for (const auto& layer : manifest.layers) {
-      if (seen.insert(layer.digest).second) plan.blobs.push_back(layer);
-    }
-    if (!dest.empty()) {
-      HWIMG_TRY(with_context(validate_registry_tag(dest), "failed to plan the push"));
-    }
-    plan.manifests.push_back(PlannedManifest{descriptor, std::move(bytes), std::move(dest)});
-    return {};
-  };
-
   HWIMG_TRY_ASSIGN(auto root_bytes, layout.read_blob(root));
   plan.root = PlannedManifest{root, root_bytes, std::string(destination_tag)};
   if (oci::media_type::is_manifest(root.media_type)) {
-    HWIMG_TRY(add_manifest(root, std::move(root_bytes), ""));
+    HWIMG_TRY(plan.add_manifest({root, std::move(root_bytes), ""}));
     plan.manifests.clear();
   } else if (oci::media_type::is_index(root.media_type)) {
     HWIMG_TRY_ASSIGN(const auto index,
@@ -56,7 +63,7 @@ Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_
         }
       }
       HWIMG_TRY_ASSIGN(auto bytes, layout.read_blob(child));
-      HWIMG_TRY(add_manifest(child, std::move(bytes), std::move(dest)));
+      HWIMG_TRY(plan.add_manifest({child, std::move(bytes), std::move(dest)}));
     }
   } else {
     return fail("failed to plan the push of {}: \"{}\" has media type \"{}\", not a manifest or index",
@@ -68,8 +75,7 @@ Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_
                   blob.digest.str());
     }
   }
-  std::stable_sort(plan.blobs.begin(), plan.blobs.end(),
-                   [](const oci::Descriptor& a, const oci::Descriptor& b) { return a.size > b.size; });
+  plan.order_blobs();
   return plan;
 }
 

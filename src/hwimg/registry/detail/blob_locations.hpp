@@ -16,7 +16,7 @@ namespace hwimg::registry {
 
 class BlobLocations {
 public:
-  // An unreadable or missing file gives an empty record.
+  // An unreadable or missing file gives an empty record; an empty path, one that is never saved.
   [[nodiscard]] static BlobLocations load(const std::filesystem::path& file);
 
   // A repository of `registry` other than `except` known to hold the blob.

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "hwimg/registry/client.hpp"
+#include "hwimg/registry/push_plan.hpp"
 #include "hwimg/registry/detail/session.hpp"
 
 namespace hwimg::registry {
@@ -14,5 +15,7 @@ namespace hwimg::registry {
 [[nodiscard]] Result<PushSummary> push_layout(Session& session, const std::filesystem::path& layout_dir,
                                               std::string_view tag, const Reference& destination,
                                               const ExternalBlobs& external);
+[[nodiscard]] Result<PushSummary> push_plan(Session& session, PushPlan plan, const Reference& destination,
+                                            const ExternalBlobs& external);
 
 }  // namespace hwimg::registry

@@ -1,6 +1,7 @@
 #pragma once
-// What a push sends, read from an image layout and verified: the unique blobs, the variant
-// manifests with their tags, and the index last.
+// What a push sends, verified before anything goes out: the unique blobs, the variant manifests
+// with their tags, and the root (the index, or a single manifest) last. Made from an image layout
+// (`hwimg push`) or from documents already read elsewhere (`hwimg copy`).
 
 #include <filesystem>
 #include <set>
@@ -19,10 +20,16 @@ struct PlannedManifest {
 };
 
 struct PushPlan {
-  std::filesystem::path layout;
+  std::filesystem::path layout;               // where blobs are read; empty: every blob is external
   std::vector<oci::Descriptor> blobs;         // unique by digest, largest first
   std::vector<PlannedManifest> manifests;     // variant manifests (empty for a single image)
   PlannedManifest root;                       // the index (or the single manifest), pushed last
+
+  // Adds a variant manifest (or, for a single image, the root's own manifest) and its config and
+  // layers to `blobs`; checks the manifest's JSON and the tag's grammar.
+  [[nodiscard]] Result<void> add_manifest(PlannedManifest manifest);
+  // Orders `blobs` largest first, so the long uploads start first.
+  void order_blobs();
 };
 
 // Reads `oci:layout_dir:tag`. `destination_tag` names the root on the registry; each variant

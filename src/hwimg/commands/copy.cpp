@@ -1,0 +1,30 @@
+#include "hwimg/commands/copy.hpp"
+
+#include <fmt/format.h>
+
+#include "hwimg/commands/environment.hpp"
+#include "hwimg/copy/copy_image.hpp"
+#include "hwimg/copy/report.hpp"
+
+namespace hwimg::commands {
+
+Result<int> run_copy(const CopyArguments& arguments) {
+  TerminalOutput output(arguments.format == CopyFormat::text ? Progress::shown : Progress::hidden,
+                        arguments.registry.verbose);
+  copy::CopyRequest request{arguments.source, arguments.destination, {arguments.variants, {}},
+                            client_options(arguments.registry, output)};
+  for (const auto& file : arguments.hosts) {
+    HWIMG_TRY_ASSIGN(auto facts, host_facts(file));
+    request.filter.hosts.push_back({file.string(), std::move(facts)});
+  }
+  HWIMG_TRY_ASSIGN(const auto summary, copy::copy_image(request));
+  output.clear_status();
+  if (arguments.format == CopyFormat::json) {
+    fmt::print("{}", copy::render_json(request, summary));
+  } else {
+    fmt::print("{}\n", copy::summary_line(request, summary));
+  }
+  return 0;
+}
+
+}  // namespace hwimg::commands

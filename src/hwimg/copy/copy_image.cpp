@@ -1,0 +1,96 @@
+#include "hwimg/copy/copy_image.hpp"
+
+#include <fmt/format.h>
+
+#include "hwimg/copy/layout_destination.hpp"
+#include "hwimg/image/documents.hpp"
+#include "hwimg/image/open_image.hpp"
+#include "hwimg/oci/media_types.hpp"
+#include "hwimg/select/image_source.hpp"
+
+namespace hwimg::copy {
+namespace {
+
+// The documents to write: the root (rewritten when variants are left out) and the kept manifests,
+// each with the tag it goes under.
+Result<registry::PushPlan> plan_copy(image::ImageReader& reader, const oci::Descriptor& root,
+                                     const std::vector<select::Candidate>& candidates,
+                                     const std::vector<std::size_t>& kept, const std::string& tag) {
+  registry::PushPlan plan;
+  HWIMG_TRY_ASSIGN(auto root_bytes, reader.read(root));
+  if (oci::media_type::is_manifest(root.media_type)) {
+    plan.root = {root, root_bytes, tag};
+    HWIMG_TRY(plan.add_manifest({root, std::move(root_bytes), ""}));
+    plan.manifests.clear();
+    plan.order_blobs();
+    return plan;
+  }
+  HWIMG_TRY_ASSIGN(auto index, with_context(oci::parse_index(root_bytes), "failed to read index " + root.digest.str()));
+  for (const auto& entry : index.manifests) {
+    if (!oci::media_type::is_manifest(entry.media_type)) {
+      return fail("failed to copy {}: index entry {} has media type \"{}\" (nested indexes are not supported)",
+                  reader.name(), entry.digest.str(), entry.media_type);
+    }
+  }
+  for (const auto position : kept) {
+    const auto& candidate = candidates[position];
+    HWIMG_TRY_ASSIGN(auto bytes, reader.read(candidate.descriptor));
+    const auto id = select::variant_id(candidate);
+    HWIMG_TRY(plan.add_manifest({candidate.descriptor, std::move(bytes), id.empty() ? "" : tag + "-" + id}));
+  }
+  if (kept.size() == candidates.size()) {
+    plan.root = {root, std::move(root_bytes), tag};  // unchanged bytes, unchanged digest
+  } else {
+    index.manifests.clear();
+    for (const auto position : kept) index.manifests.push_back(candidates[position].descriptor);
+    const auto bytes = oci::to_json(index);
+    oci::Descriptor rewritten;
+    rewritten.media_type = root.media_type;
+    rewritten.digest = oci::Digest::sha256_of(bytes);
+    rewritten.size = static_cast<std::int64_t>(bytes.size());
+    plan.root = {rewritten, bytes, tag};
+  }
+  plan.order_blobs();
+  return plan;
+}
+
+}  // namespace
+
+Result<CopySummary> copy_image(const CopyRequest& request) {
+  auto parsed = image::parse_image_reference(request.destination);
+  if (!parsed) return fail_usage("{}", parsed.error().message);
+  const auto& destination = *parsed;
+  if (destination.digest) {
+    return fail_usage("failed to copy to {}: name a tag, not a digest (the digest comes from the content)",
+                      request.destination);
+  }
+  HWIMG_TRY_ASSIGN(auto source, select::load_image_source(request.source, {request.registry, {}}));
+  auto& reader = *source.image.reader;
+  HWIMG_TRY_ASSIGN(const auto kept, select::filter_variants(source.candidates, request.filter));
+  const auto tag = !destination.tag.empty()         ? destination.tag
+                   : !source.image.reference.tag.empty() ? source.image.reference.tag
+                                                          : std::string("latest");
+  HWIMG_TRY_ASSIGN(auto plan, plan_copy(reader, source.image.root, source.candidates, kept, tag));
+
+  CopySummary summary;
+  summary.variants_total = source.candidates.size();
+  summary.variants_kept = kept.size();
+  summary.digest = plan.root.descriptor.digest;
+  if (destination.kind == image::SourceKind::layout) {
+    HWIMG_TRY(write_to_layout(reader, plan, destination.directory, summary));
+    summary.destination = fmt::format("oci:{}:{}", destination.directory.string(), tag);
+    return summary;
+  }
+  registry::ExternalBlobs external;
+  if (source.image.reference.kind == image::SourceKind::layout) {
+    plan.layout = source.image.reference.directory;
+  } else {
+    for (const auto& blob : plan.blobs) external.emplace(blob.digest, source.image.reference.registry);
+  }
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(request.registry));
+  HWIMG_TRY_ASSIGN(summary.pushed, client.push_plan(std::move(plan), destination.registry.with_tag(tag), external));
+  summary.destination = summary.pushed->reference;
+  return summary;
+}
+
+}  // namespace hwimg::copy

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# hwimg copy between repositories, registries and layouts (Debian's docker-registry with TLS and
+# htpasswd), with only the variants named or those that run on given hosts; checked with skopeo and
+# the registries' own logs (mounts, not transfers, within one registry).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/registry_lib.sh"
+require_tool umoci
+
+start_registry one
+start_registry two
+one=$(cat "$REG_one_DIR/address")
+two=$(cat "$REG_two_DIR/address")
+export DOCKER_CONFIG="$TEST_TMP/docker"
+mkdir -p "$DOCKER_CONFIG"
+auth() { printf 'hwimg:%s' "$(cat "$1/password")" | base64 -w0; }
+jq -n --arg a "$one" --arg b "$two" --arg x "$(auth "$REG_one_DIR")" --arg y "$(auth "$REG_two_DIR")" \
+  '{auths: {($a): {auth: $x}, ($b): {auth: $y}}}' >"$DOCKER_CONFIG/config.json"
+chmod 600 "$DOCKER_CONFIG/config.json"
+cat "$REG_one_DIR/cert.pem" "$REG_two_DIR/cert.pem" >"$TEST_TMP/ca.pem"
+tls=(--ca-file "$TEST_TMP/ca.pem")
+sk() { # sk REGISTRY-DIR: skopeo's TLS and credential flags for that registry
+  mkdir -p "$1/certs"; cp "$1/cert.pem" "$1/certs/ca.crt"
+  echo "--cert-dir $1/certs --creds hwimg:$(cat "$1/password")"
+}
+sk_one=$(sk "$REG_one_DIR"); sk_two=$(sk "$REG_two_DIR")
+raw() { skopeo inspect --raw $1 "docker://$2"; }  # raw SKOPEO-FLAGS REF
+data="$HWIMG_SOURCE_DIR/tests/data/select"
+compatible() { "$HWIMG" select --host "$1" --format json "oci:$layout:v1" 2>/dev/null | jq -r '.candidates[] | select(.compatible) | .variant'; }
+since() { tail -n +"$(($2 + 1))" "$1/registry.log" | grep -o '"[A-Z]* /v2/[^"]*" [0-9]*' | grep -v '" 401$' || true; }
+
+layout="$TEST_TMP/layout"
+index_digest=$(make_layout "$layout" v1 --gpu-matrix 32)
+hw_ok push "${tls[@]}" "oci:$layout:v1" "$one/src/app:v1"
+variant_digest() { jq -r --arg v "$1" '.manifests[] | select(.annotations["org.hwimg.variant"] == $v) | .digest' \
+  "$layout/blobs/sha256/${index_digest#sha256:}"; }
+
+step "--variant within one registry: a reduced index of unchanged manifests, every blob mounted"
+mark=$(wc -l <"$REG_one_DIR/registry.log")
+hw_ok copy "${tls[@]}" "$one/src/app:v1" "$one/mirror/app" --variant cuda12.8-sm90-x86-64-v3 --variant cuda12.8-sm100-x86-64-v1
+assert_contains "$OUT" "copied $one/src/app:v1 to $one/mirror/app:v1@sha256:" "summary line"
+assert_contains "$OUT" "2 of 32 variants; blobs: 4 mounted, 0 streamed from the source registry, 0 uploaded" "mounts"
+index=$(raw "$sk_one" "$one/mirror/app:v1")
+assert_eq "cuda12.8-sm90-x86-64-v3 cuda12.8-sm100-x86-64-v1" "$(jq -r '[.manifests[].annotations["org.hwimg.variant"]] | join(" ")' <<<"$index")" "variants kept, in index order"
+for v in cuda12.8-sm90-x86-64-v3 cuda12.8-sm100-x86-64-v1; do
+  assert_eq "$(variant_digest "$v")" "$(jq -r --arg v "$v" '.manifests[] | select(.annotations["org.hwimg.variant"] == $v) | .digest' <<<"$index")" "$v digest unchanged"
+  assert_eq "$(variant_digest "$v")" "sha256:$(raw "$sk_one" "$one/mirror/app:v1-$v" | sha256sum | cut -d' ' -f1)" "tag v1-$v"
+done
+requests=$(since "$REG_one_DIR" "$mark")
+assert_eq 0 "$(grep -c 'GET /v2/[^ ]*/blobs/' <<<"$requests" || true)" "blob downloads within one registry"
+assert_eq 4 "$(grep -c 'POST /v2/mirror/app/blobs/uploads/?.*mount=.*" 201' <<<"$requests" || true)" "mounts seen by the registry"
+skopeo copy -q --all --src-cert-dir "$REG_one_DIR/certs" --src-creds "hwimg:$(cat "$REG_one_DIR/password")" \
+  "docker://$one/mirror/app:v1" "oci:$TEST_TMP/skopeo-back:v1" || fail "skopeo could not copy the reduced index"
+
+step "--for: every variant that runs on one of the hosts"
+want=$( (compatible "$data/host-h100-580.json"; compatible "$data/host-mixed-580.json") | sort -u)
+[ -n "$want" ] || fail "the fixture hosts run no variant"
+hw_ok copy "${tls[@]}" "$one/src/app:v1" "$one/fleet/app:gpu" --for "$data/host-h100-580.json" --for "$data/host-mixed-580.json"
+got=$(raw "$sk_one" "$one/fleet/app:gpu" | jq -r '.manifests[].annotations["org.hwimg.variant"]' | sort)
+assert_eq "$want" "$got" "variants for the two hosts"
+
+step "no filter: the index is copied byte for byte"
+hw_ok copy "${tls[@]}" --format json "$one/src/app:v1" "$one/whole/app"
+assert_eq "$index_digest" "$(jq -r .digest <<<"$OUT")" "digest in the JSON summary"
+assert_eq "32 32" "$(jq -r '"\(.variants.kept) \(.variants.total)"' <<<"$OUT")" "variant counts"
+assert_eq "$index_digest" "sha256:$(raw "$sk_one" "$one/whole/app:v1" | sha256sum | cut -d' ' -f1)" "same index digest"
+
+step "to another registry: blobs streamed through, the second copy finds them there"
+hw_ok copy "${tls[@]}" "$one/src/app:v1" "$two/other/app:v7" --variant cuda12.8-sm90-x86-64-v3
+assert_contains "$OUT" "1 of 32 variants; blobs: 0 mounted, 2 streamed from the source registry" "streamed"
+assert_eq "$(variant_digest cuda12.8-sm90-x86-64-v3)" "sha256:$(raw "$sk_two" "$two/other/app:v7-cuda12.8-sm90-x86-64-v3" | sha256sum | cut -d' ' -f1)" "variant on the second registry"
+hw_ok copy "${tls[@]}" "$one/src/app:v1" "$two/other/app:v7" --variant cuda12.8-sm90-x86-64-v3
+assert_contains "$OUT" "blobs: 0 mounted, 0 streamed from the source registry, 0 uploaded, 2 already there" "rerun"
+
+step "registry to layout and back: skopeo and umoci accept it, digests agree"
+hw_ok copy "${tls[@]}" "$one/src/app:v1" "oci:$TEST_TMP/out:mirror" --variant cuda12.8-sm100-x86-64-v1 --variant cuda12.8-sm90-x86-64-v3
+reduced=$(raw "$sk_one" "$one/mirror/app:v1" | sha256sum | cut -d' ' -f1)
+assert_contains "$OUT" "to oci:$TEST_TMP/out:mirror@sha256:" "layout summary"
+skopeo inspect "oci:$TEST_TMP/out:mirror-cuda12.8-sm100-x86-64-v1" >/dev/null || fail "skopeo cannot read the variant"
+tags=$(cd "$TEST_TMP" && umoci ls --layout out) || fail "umoci cannot read the layout"
+assert_contains "$tags" "mirror-cuda12.8-sm100-x86-64-v1" "umoci lists the variant tags"
+hw_ok copy "${tls[@]}" "oci:$TEST_TMP/out:mirror" "$two/back/app:v1"
+assert_eq "sha256:$(raw "$sk_two" "$two/back/app:v1" | sha256sum | cut -d' ' -f1)" \
+  "$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == "mirror") | .digest' "$TEST_TMP/out/index.json")" \
+  "layout index pushed unchanged"
+hw_ok copy "oci:$layout:v1" "oci:$TEST_TMP/out:all"
+assert_contains "$OUT" "32 of 32 variants" "layout to layout"
+assert_contains "$OUT" "already there" "blobs shared in the layout"
+
+step "bad input: one line, exit 2 for usage mistakes"
+hw_fails copy "${tls[@]}" "$one/src/app:v1" "$one/mirror/app" --variant cuda12.8-sm90-x86-64-v33
+assert_eq 2 "$STATUS" "unknown variant exit status"
+assert_contains "$OUT" 'no variant "cuda12.8-sm90-x86-64-v33" (did you mean cuda12.8-sm90-x86-64-v3?)' "nearest variant"
+hw_fails copy "${tls[@]}" "$one/src/app:v1" "$one/mirror/app" --for "$data/host-arm64.json"
+assert_eq 1 "$STATUS" "nothing fits exit status"
+assert_contains "$OUT" "none of the 32 variants runs on $data/host-arm64.json" "nothing fits"
+hw_fails copy "${tls[@]}" "$one/src/app:nope" "$one/mirror/app"
+assert_contains "$OUT" "MANIFEST_UNKNOWN" "missing source tag"
+hw_fails copy "${tls[@]}" "$one/src/app:v1" "$one/mirror/app@$index_digest"
+assert_eq 2 "$STATUS" "digest destination exit status"
+
+assert_no_secret "$(cat "$REG_one_DIR/password")"
+assert_no_secret "$(cat "$REG_two_DIR/password")"
+echo "PASS"
