@@ -64,7 +64,9 @@ Result<CopySummary> copy_image(const CopyRequest& request) {
     return fail_usage("failed to copy to {}: name a tag, not a digest (the digest comes from the content)",
                       request.destination);
   }
-  HWIMG_TRY_ASSIGN(auto source, select::load_image_source(request.source, {request.registry, {}}));
+  // One client reads and writes: a copy within a registry reuses its connections and tokens.
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(request.registry));
+  HWIMG_TRY_ASSIGN(auto source, select::load_image_source(request.source, {request.registry, {}, &client}));
   auto& reader = *source.image.reader;
   HWIMG_TRY_ASSIGN(const auto kept, select::filter_variants(source.candidates, request.filter));
   const auto tag = !destination.tag.empty()         ? destination.tag
@@ -87,7 +89,6 @@ Result<CopySummary> copy_image(const CopyRequest& request) {
   } else {
     for (const auto& blob : plan.blobs) external.emplace(blob.digest, source.image.reference.registry);
   }
-  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(request.registry));
   HWIMG_TRY_ASSIGN(summary.pushed, client.push_plan(std::move(plan), destination.registry.with_tag(tag), external));
   summary.destination = summary.pushed->reference;
   return summary;

@@ -37,6 +37,8 @@ Result<OpenedImage> open_image(ImageReference reference, const OpenOptions& opti
     const auto path = directory.is_absolute() || options.base_directory.empty() ? directory
                                                                                 : options.base_directory / directory;
     HWIMG_TRY_ASSIGN(image.reader, LayoutReader::open(path));
+  } else if (options.client != nullptr) {
+    image.reader = std::make_unique<RegistryReader>(*options.client, reference.registry);
   } else {
     HWIMG_TRY_ASSIGN(auto client, registry::Client::create(options.registry));
     image.reader = std::make_unique<RegistryReader>(std::make_unique<registry::Client>(std::move(client)),

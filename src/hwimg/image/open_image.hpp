@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "hwimg/image/reader.hpp"
+#include "hwimg/registry/client.hpp"
 #include "hwimg/registry/options.hpp"
 #include "hwimg/registry/reference.hpp"
 
@@ -37,6 +38,9 @@ struct OpenOptions {
   registry::ClientOptions registry;
   // A relative layout directory is relative to this (a recipe's directory); empty: the working one.
   std::filesystem::path base_directory;
+  // A registry source is read through this client when set (it must outlive the reader), so a
+  // caller that writes to the same registry afterwards reuses its connections and tokens.
+  registry::Client* client = nullptr;
 };
 
 struct OpenedImage {

@@ -143,7 +143,15 @@ public:
 
     // Every HEAD goes at once (they are cheap and multiplexed); uploads take the -j slots. The
     // manifests are checked in the same round, so an unchanged re-push writes nothing.
-    for (auto& job : m_jobs) check_blob(job);
+    for (auto& job : m_jobs) {
+      // A blob another repository of this registry holds is mounted at once: a mount of a blob the
+      // repository has already succeeds too, so asking first would only add a round trip.
+      if (job.external && job.mount_from && job.external->repository != m_destination.repository) {
+        start_upload(job);
+      } else {
+        check_blob(job);
+      }
+    }
     for (const auto& m : m_plan.manifests) check_manifest(m);
     check_manifest(m_plan.root);
     HWIMG_TRY(finish_phase());
