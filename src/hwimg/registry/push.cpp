@@ -144,14 +144,16 @@ public:
     // Every HEAD goes at once (they are cheap and multiplexed); uploads take the -j slots. The
     // manifests are checked in the same round, so an unchanged re-push writes nothing.
     for (auto& job : m_jobs) {
-      // A blob another repository of this registry holds is mounted at once: a mount of a blob the
-      // repository has already succeeds too, so asking first would only add a round trip.
-      if (job.external && job.mount_from && job.external->repository != m_destination.repository) {
-        start_upload(job);
+      // A blob another repository of this registry holds (or is remembered to hold) is mounted at
+      // once: a mount of a blob the repository has already succeeds too, and a failed one opens the
+      // upload session the upload needs, so asking first would only add a round trip.
+      if (job.mount_from && !(job.external && job.external->repository == m_destination.repository)) {
+        m_pending_blobs.push_back(&job);
       } else {
         check_blob(job);
       }
     }
+    start_uploads();
     for (const auto& m : m_plan.manifests) check_manifest(m);
     check_manifest(m_plan.root);
     HWIMG_TRY(finish_phase());
