@@ -26,5 +26,9 @@ void define_index_command(CLI::App& subcommand, Action& action);
 void define_serve_command(CLI::App& subcommand, Action& action);
 void define_copy_command(CLI::App& subcommand, Action& action);
 void define_completion_command(CLI::App& subcommand, Action& action);
+void define_ls_command(CLI::App& subcommand, Action& action);
+void define_digest_command(CLI::App& subcommand, Action& action);
+void define_delete_command(CLI::App& subcommand, Action& action);
+void define_export_command(CLI::App& subcommand, Action& action);
 
 }  // namespace hwimg::cli

@@ -52,6 +52,11 @@ int main(int argc, char** argv) {
       {"index", "Work with multi-variant image indexes on a registry", define_index_command},
       {"serve", "Run a node-local registry mirror that answers a tag with the variant "
                 "that runs on this node (for containerd, CRI-O, podman, enroot)", define_serve_command},
+      {"ls", "List every tag of a repository on a registry", define_ls_command},
+      {"digest", "Print the digest of an image, or of the variant selected for a host", define_digest_command},
+      {"delete", "Delete a manifest (by tag or digest) from its registry", define_delete_command},
+      {"export", "Write one variant as an oci-archive or docker-archive tar "
+                 "(docker load, podman load, skopeo, Apptainer)", define_export_command},
       {"completion", "Print a bash or zsh completion script for hwimg", define_completion_command},
   });
   // clang-format on

@@ -18,8 +18,9 @@
   registry's data DIR; every request is logged with the Authorization scheme it carried
   (auth=none, auth=Basic, auth=Bearer); /token answers a 2 MiB token. With --challenge REALM it
   answers every request 401 with `WWW-Authenticate: Bearer realm="REALM"` instead.
---paginate-tags N: tags/list answers carry at most N tags, sorted, with a relative
-  `Link: <...>; rel="next"` to the rest (distribution 2.8.2 itself ignores n and last).
+--paginate-tags N: tags/list answers carry at most N tags (or the n the request asks for), sorted,
+  with a relative `Link: <...>; rel="next"` to the rest, as distribution 3 pages (2.8.2 itself
+  ignores n and last).
 --hang-after-uploads N: after N finished blob uploads (PUT answered 201) every later request
   gets no answer; the file FILE.hung appears beside the port file.
 --stall-blob-gets N: the first N GETs of blobs over 1 MiB answered 200 send their headers and half
@@ -231,7 +232,10 @@ def main():
 def paginate(data, path, size):
     import urllib.parse
     url = urllib.parse.urlparse(path)
-    last = urllib.parse.parse_qs(url.query).get("last", [""])[0]
+    query = urllib.parse.parse_qs(url.query)
+    last = query.get("last", [""])[0]
+    if query.get("n", [""])[0].isdigit() and int(query["n"][0]) > 0:
+        size = int(query["n"][0])
     body = json.loads(data)
     tags = sorted(t for t in body.get("tags") or [] if t > last)
     page, more = tags[:size], len(tags) > size

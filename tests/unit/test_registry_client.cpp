@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "canned_server.hpp"
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/client.hpp"
@@ -125,4 +126,67 @@ TEST_CASE("registry client: manifests, blobs and tags") {
   REQUIRE(!unknown);
   CHECK(unknown.error().message.starts_with(fmt::format(
       "failed to get manifest {}:no-such-tag: HTTP 404 MANIFEST_UNKNOWN: manifest unknown", repo.name())));
+}
+
+namespace {
+
+std::string tags_page(std::string_view tags, std::string_view link) {
+  const auto body = fmt::format(R"({{"name":"a","tags":[{}]}})", tags);
+  return fmt::format("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{}Content-Length: {}\r\n\r\n{}",
+                     link.empty() ? std::string() : fmt::format("Link: {}\r\n", link), body.size(), body);
+}
+
+Client canned_client() {
+  ClientOptions options;
+  options.plain_http = true;
+  auto client = Client::create(options);
+  REQUIRE(client);
+  return std::move(*client);
+}
+
+}  // namespace
+
+TEST_CASE("canned registry: a page size asks ?n= and follows Link to the last page; none asks no n") {
+  test::CannedServer server({{tags_page(R"("b","a")", R"(</v2/a/tags/list?last=b&n=2>; rel="next")")},
+                             {tags_page(R"("d","c")", R"(</v2/a/tags/list?last=d&n=2>; rel="next")")},
+                             {tags_page(R"("e")", "")},
+                             {tags_page(R"("x")", "")}});
+  auto client = canned_client();
+  const auto repository = parse_reference(server.address() + "/a").value();
+  const auto paged = client.list_tags(repository, 2);
+  REQUIRE_MESSAGE(paged, paged.error().message);
+  CHECK(*paged == std::vector<std::string>{"a", "b", "c", "d", "e"});
+  const auto whole = client.list_tags(repository);
+  REQUIRE_MESSAGE(whole, whole.error().message);
+  CHECK(*whole == std::vector<std::string>{"x"});
+  const auto requests = server.requests();
+  REQUIRE(requests.size() == 4);
+  CHECK(requests[0].starts_with("GET /v2/a/tags/list?n=2 HTTP/1.1\r\n"));
+  CHECK(requests[1].starts_with("GET /v2/a/tags/list?last=b&n=2 HTTP/1.1\r\n"));
+  CHECK(requests[2].starts_with("GET /v2/a/tags/list?last=d&n=2 HTTP/1.1\r\n"));
+  CHECK(requests[3].starts_with("GET /v2/a/tags/list HTTP/1.1\r\n"));
+}
+
+TEST_CASE("canned registry: delete by digest, and a registry's refusal with its status and code") {
+  const std::string refusal = R"({"errors":[{"code":"UNSUPPORTED","message":"The operation is unsupported."}]})";
+  test::CannedServer server(
+      {{"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"},
+       {fmt::format("HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+                    refusal.size(), refusal)}});
+  auto client = canned_client();
+  const auto digest = oci::Digest::sha256_of("manifest");
+  const auto reference = parse_reference(server.address() + "/a@" + digest.str()).value();
+  const auto deleted = client.delete_manifest(reference);
+  REQUIRE_MESSAGE(deleted, deleted.error().message);
+  CHECK(*deleted == digest);
+  const auto refused = client.delete_manifest(reference);
+  REQUIRE(!refused);
+  CHECK(refused.error().message ==
+        fmt::format("failed to delete {}: HTTP 405 UNSUPPORTED: The operation is unsupported. (the registry does not "
+                    "allow deletes; a distribution registry needs storage.delete.enabled: true, "
+                    "REGISTRY_STORAGE_DELETE_ENABLED=true)",
+                    reference.str()));
+  const auto requests = server.requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[0].starts_with(fmt::format("DELETE /v2/a/manifests/{} HTTP/1.1\r\n", digest.str())));
 }

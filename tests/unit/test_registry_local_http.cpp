@@ -2,91 +2,19 @@
 // 127.0.0.1: bodies by length, chunked and to the end of the connection; HEAD; kept-alive
 // connections reused; a body cut short; one over the limit; redirects; streamed bodies.
 
-#include <atomic>
 #include <string>
-#include <thread>
 #include <vector>
-
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <doctest/doctest.h>
 
+#include "canned_server.hpp"
 #include "hwimg/registry/detail/http.hpp"
-#include "hwimg/util/fd.hpp"
 
 using namespace hwimg;
 using namespace hwimg::registry;
+using hwimg::test::CannedServer;
 
 namespace {
-
-// Answers each request read from a connection with the next canned answer; an answer may close
-// the connection after it. Counts the connections it accepted.
-class CannedServer {
-public:
-  struct Answer {
-    std::string text;
-    bool close = false;
-  };
-
-  explicit CannedServer(std::vector<Answer> answers) : m_answers(std::move(answers)) {
-    m_listener = util::UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(m_listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    socklen_t length = sizeof address;
-    ::getsockname(m_listener.get(), reinterpret_cast<sockaddr*>(&address), &length);
-    m_port = ntohs(address.sin_port);
-    REQUIRE(::listen(m_listener.get(), 8) == 0);
-    m_thread = std::thread([this] { serve(); });
-  }
-  ~CannedServer() {
-    ::shutdown(m_listener.get(), SHUT_RDWR);
-    m_thread.join();
-  }
-
-  [[nodiscard]] std::string url(std::string_view path) const {
-    return "http://127.0.0.1:" + std::to_string(m_port) + std::string(path);
-  }
-  [[nodiscard]] int connections() const { return m_connections; }
-  [[nodiscard]] std::vector<std::string> requests() const { return m_requests; }
-
-private:
-  void serve() {
-    std::size_t next = 0;
-    while (next < m_answers.size()) {
-      const int connection = ::accept(m_listener.get(), nullptr, nullptr);
-      if (connection < 0) return;
-      ++m_connections;
-      const util::UniqueFd fd(connection);
-      std::string buffer;
-      while (next < m_answers.size()) {
-        char chunk[4096];
-        while (buffer.find("\r\n\r\n") == std::string::npos) {
-          const auto n = ::recv(fd.get(), chunk, sizeof chunk, 0);
-          if (n <= 0) break;
-          buffer.append(chunk, static_cast<std::size_t>(n));
-        }
-        const auto end = buffer.find("\r\n\r\n");
-        if (end == std::string::npos) break;
-        m_requests.push_back(buffer.substr(0, end));
-        buffer.erase(0, end + 4);
-        const auto& answer = m_answers[next++];
-        [[maybe_unused]] const auto sent = ::send(fd.get(), answer.text.data(), answer.text.size(), MSG_NOSIGNAL);
-        if (answer.close) break;
-      }
-    }
-  }
-
-  std::vector<Answer> m_answers;
-  util::UniqueFd m_listener;
-  std::uint16_t m_port = 0;
-  std::thread m_thread;
-  std::atomic<int> m_connections{0};
-  std::vector<std::string> m_requests;
-};
 
 Response exchange(Transport& transport, Request request) {
   Response out;

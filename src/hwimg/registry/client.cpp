@@ -188,11 +188,12 @@ Result<std::string> Client::get_blob(const Reference& ref, const oci::Digest& di
   return std::move(response.body);
 }
 
-Result<std::vector<std::string>> Client::list_tags(const Reference& ref) {
+Result<std::vector<std::string>> Client::list_tags(const Reference& ref, std::optional<std::size_t> page_size) {
   const auto what = fmt::format("list tags of {}", ref.name());
   HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   std::set<std::string> tags;
-  std::string url = fmt::format("/v2/{}/tags/list?n=1000", ref.repository);
+  std::string url = fmt::format("/v2/{}/tags/list", ref.repository);
+  if (page_size) url += fmt::format("?n={}", *page_size);
   // Bounded, in case a registry keeps answering with the same Link.
   for (int page = 0; page < 10'000 && !url.empty(); ++page) {
     Request request{Method::get, url};
@@ -212,6 +213,24 @@ Result<std::vector<std::string>> Client::list_tags(const Reference& ref) {
     url = next.empty() ? std::string() : resolve_url(response.url, next);
   }
   return std::vector<std::string>(tags.begin(), tags.end());
+}
+
+Result<oci::Digest> Client::delete_manifest(const Reference& ref) {
+  const auto what = fmt::format("delete {}", ref.str());
+  auto digest = ref.digest;
+  if (!digest) {
+    HWIMG_TRY_ASSIGN(const auto manifest, with_context(get_manifest(ref), "failed to " + what));
+    digest = manifest.digest;
+  }
+  Request request{Method::del, fmt::format("/v2/{}/manifests/{}", ref.repository, digest->str())};
+  HWIMG_TRY_ASSIGN(const auto response, m_impl->exchange_now(ref, std::move(request), m_impl->push(ref)));
+  if (response.status == 202) return *digest;
+  // Distribution answers 405 UNSUPPORTED unless storage.delete.enabled is set
+  // (docs/compatibility.md#deleting-manifests).
+  const auto hint = response.status == 405 ? " (the registry does not allow deletes; a distribution registry needs "
+                                             "storage.delete.enabled: true, REGISTRY_STORAGE_DELETE_ENABLED=true)"
+                                           : "";
+  return fail("failed to {}: {}{}", what, describe(response), hint);
 }
 
 Result<PushSummary> Client::push_layout(const std::filesystem::path& layout_dir, std::string_view tag,

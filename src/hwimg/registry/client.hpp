@@ -91,8 +91,14 @@ public:
   // Downloads a blob into memory, refusing more than `max_size` bytes; the digest is verified.
   [[nodiscard]] Result<std::string> get_blob(const Reference& repository, const oci::Digest& digest,
                                              std::size_t max_size);
-  // Every tag of the repository, following Link pagination, sorted and de-duplicated.
-  [[nodiscard]] Result<std::vector<std::string>> list_tags(const Reference& repository);
+  // Every tag of the repository, following Link pagination, sorted and de-duplicated. `page_size`
+  // asks for pages of that many tags (`?n=`); none: the registry's own paging.
+  [[nodiscard]] Result<std::vector<std::string>> list_tags(const Reference& repository,
+                                                           std::optional<std::size_t> page_size = std::nullopt);
+  // Deletes the manifest the reference names: a tag is resolved to its digest first, then
+  // DELETE /v2/<repository>/manifests/<digest> (docs/compatibility.md#deleting-manifests).
+  // Returns the deleted digest. Deleting an index leaves its variants' manifests in place.
+  [[nodiscard]] Result<oci::Digest> delete_manifest(const Reference& reference);
 
   // Pushes `oci:layout_dir:tag`: blobs (skipping, mounting or uploading each once), then every
   // variant manifest with its tag DESTTAG-<id>, then the index under DESTTAG (the reference's tag,

@@ -1,0 +1,29 @@
+#include <memory>
+
+#include "commands.hpp"
+#include "hwimg/commands/registry_tools.hpp"
+#include "registry_options.hpp"
+
+namespace hwimg::cli {
+
+void define_delete_command(CLI::App& subcommand, Action& action) {
+  struct Arguments {
+    std::string reference;
+    commands::RegistryFlags flags;
+  };
+  auto args = std::make_shared<Arguments>();
+  auto* command = &subcommand;
+  command->add_option("REFERENCE", args->reference, "REGISTRY/REPO:TAG or REGISTRY/REPO@DIGEST")->required();
+  add_registry_options(*command, args->flags);
+  command->footer("A tag is resolved to its digest, then the manifest is deleted by digest (the distribution "
+                  "spec's DELETE /v2/<name>/manifests/<digest>); distribution removes the tags naming it too. Deleting an "
+                  "index does not delete its variants: their manifests (and tags TAG-<variant>) stay until deleted "
+                  "one by one. Registries may refuse deletes (distribution needs storage.delete.enabled). Exit "
+                  "status: 0 deleted, 1 failure (the registry's status and error code in the message), 2 usage "
+                  "mistake.");
+  command->callback([args, &action] {
+    action = [args] { return commands::run_delete(args->reference, args->flags); };
+  });
+}
+
+}  // namespace hwimg::cli
