@@ -47,14 +47,14 @@ int main(int argc, char** argv) {
                  "(ready for docker run), and why every other one does not", define_select_command},
       {"check", "Exit 0 if an image (a manifest, or a variant of an index) runs on this host, "
                 "3 with the reasons if not: a guard for init containers and Slurm prologs", define_check_command},
-      {"copy", "Copy an image between registries and layouts, with only the variants named or those that run "
-               "on given hosts (mirrors for air-gapped sites)", define_copy_command},
       {"index", "Work with multi-variant image indexes on a registry", define_index_command},
       {"serve", "Run a node-local registry mirror that answers a tag with the variant "
                 "that runs on this node (for containerd, CRI-O, podman, enroot)", define_serve_command},
       {"ls", "List every tag of a repository on a registry", define_ls_command},
       {"digest", "Print the digest of an image, or of the variant selected for a host", define_digest_command},
       {"delete", "Delete a manifest (by tag or digest) from its registry", define_delete_command},
+      {"copy", "Copy an image between registries and layouts, with only the variants named or those that run "
+               "on given hosts (mirrors for air-gapped sites)", define_copy_command},
       {"export", "Write one variant as an oci-archive or docker-archive tar "
                  "(docker load, podman load, skopeo, Apptainer)", define_export_command},
       {"completion", "Print a bash or zsh completion script for hwimg", define_completion_command},
