@@ -1,18 +1,15 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "format_option.hpp"
 #include "hwimg/commands/copy.hpp"
 #include "registry_options.hpp"
 
 namespace hwimg::cli {
 
 void define_copy_command(CLI::App& subcommand, Action& action) {
-  struct Arguments {
-    commands::CopyArguments copy;
-    std::string format = "text";
-  };
-  auto args = std::make_shared<Arguments>();
-  auto& copy = args->copy;
+  auto args = std::make_shared<commands::CopyArguments>();
+  auto& copy = *args;
   auto* command = &subcommand;
   command->footer(
       "Kept variant manifests are copied byte for byte (same digests); an index that loses variants is rewritten "
@@ -28,13 +25,12 @@ void define_copy_command(CLI::App& subcommand, Action& action) {
                       "keep every variant that runs on the host these facts describe (`hwimg probe --format json`); "
                       "repeatable")
       ->check(CLI::ExistingFile);
-  command->add_option("--format", args->format, "text (one summary line) or json")
-      ->check(CLI::IsMember({"text", "json"}));
+  add_data_format_option(*command, copy.format, "one summary line",
+                         "{\"source\", \"destination\", \"digest\", \"variants\", \"blobs\", ...}");
   command->add_option("-j,--jobs", copy.registry.options.jobs, "parallel blob transfers")->check(CLI::Range(1, 64));
   add_registry_options(*command, copy.registry);
   command->callback([args, &action] {
-    args->copy.format = args->format == "json" ? commands::CopyFormat::json : commands::CopyFormat::text;
-    action = [args] { return commands::run_copy(args->copy); };
+    action = [args] { return commands::run_copy(*args); };
   });
 }
 

@@ -1,6 +1,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "format_option.hpp"
 #include "hwimg/commands/registry_tools.hpp"
 #include "registry_options.hpp"
 
@@ -9,11 +10,13 @@ namespace hwimg::cli {
 void define_delete_command(CLI::App& subcommand, Action& action) {
   struct Arguments {
     std::string reference;
+    commands::DataFormat format = commands::DataFormat::text;
     commands::RegistryFlags flags;
   };
   auto args = std::make_shared<Arguments>();
   auto* command = &subcommand;
   command->add_option("REFERENCE", args->reference, "REGISTRY/REPO:TAG or REGISTRY/REPO@DIGEST")->required();
+  add_data_format_option(*command, args->format, "deleted REF@DIGEST", "{\"reference\", \"digest\"}");
   add_registry_options(*command, args->flags);
   command->footer("A tag is resolved to its digest, then the manifest is deleted by digest (the distribution "
                   "spec's DELETE /v2/<name>/manifests/<digest>); distribution removes the tags naming it too. Deleting an "
@@ -22,7 +25,7 @@ void define_delete_command(CLI::App& subcommand, Action& action) {
                   "status: 0 deleted, 1 failure (the registry's status and error code in the message), 2 usage "
                   "mistake.");
   command->callback([args, &action] {
-    action = [args] { return commands::run_delete(args->reference, args->flags); };
+    action = [args] { return commands::run_delete(args->reference, args->format, args->flags); };
   });
 }
 

@@ -1,6 +1,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "format_option.hpp"
 #include "hwimg/commands/registry_tools.hpp"
 #include "registry_options.hpp"
 
@@ -10,7 +11,6 @@ void define_digest_command(CLI::App& subcommand, Action& action) {
   struct Arguments {
     commands::DigestArguments digest;
     std::string facts_file;
-    std::string format = "text";
   };
   auto args = std::make_shared<Arguments>();
   auto* command = &subcommand;
@@ -20,18 +20,14 @@ void define_digest_command(CLI::App& subcommand, Action& action) {
                                     "print the digest of the variant hwimg select picks for the host this facts "
                                     "file describes (hwimg probe --format json), as select --host does")
                     ->check(CLI::ExistingFile);
-  command->add_option("--format", args->format,
-                      "text (the digest) or json ({\"reference\", \"digest\", \"mediaType\", \"size\"}, "
-                      "with \"variant\" for --for)")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  add_data_format_option(*command, args->digest.format, "the digest",
+                         "{\"reference\", \"digest\", \"mediaType\", \"size\"}, with \"variant\" for --for");
   add_registry_options(*command, args->digest.registry);
   command->footer("The digest of the manifest or index REFERENCE names, verified against the bytes served "
                   "(the digest docker pull, skopeo and crane print). Exit status: 0 printed, 1 failure, 2 usage "
                   "mistake, 3 --for found no variant that runs on that host (every variant's reasons on stderr).");
   command->callback([args, facts, &action] {
     if (facts->count() > 0) args->digest.facts_file = args->facts_file;
-    args->digest.format = args->format == "json" ? commands::DataFormat::json : commands::DataFormat::text;
     action = [args] { return commands::run_digest(args->digest); };
   });
 }

@@ -1,6 +1,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "format_option.hpp"
 #include "hwimg/commands/registry_commands.hpp"
 #include "registry_options.hpp"
 
@@ -10,6 +11,7 @@ void define_index_command(CLI::App& subcommand, Action& action) {
   struct Arguments {
     std::string destination;
     std::vector<std::string> sources;
+    commands::DataFormat format = commands::DataFormat::text;
     commands::RegistryFlags registry;
   };
   auto args = std::make_shared<Arguments>();
@@ -21,9 +23,11 @@ void define_index_command(CLI::App& subcommand, Action& action) {
   create->add_option("--from", args->sources,
                      "a variant manifest by tag or digest, in the same repository; repeat, in index order")
       ->required();
+  add_data_format_option(*create, args->format, "REGISTRY/REPO:TAG@DIGEST",
+                         "{\"reference\", \"digest\", \"variants\"}");
   add_registry_options(*create, args->registry);
   create->callback([args, &action] {
-    action = [args] { return commands::run_index_create(args->destination, args->sources, args->registry); };
+    action = [args] { return commands::run_index_create(args->destination, args->sources, args->format, args->registry); };
   });
 }
 

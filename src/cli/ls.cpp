@@ -1,6 +1,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "format_option.hpp"
 #include "hwimg/commands/registry_tools.hpp"
 #include "registry_options.hpp"
 
@@ -10,7 +11,6 @@ void define_ls_command(CLI::App& subcommand, Action& action) {
   struct Arguments {
     commands::ListTagsArguments list;
     std::size_t page_size = 0;
-    std::string format = "text";
   };
   auto args = std::make_shared<Arguments>();
   auto* command = &subcommand;
@@ -19,15 +19,12 @@ void define_ls_command(CLI::App& subcommand, Action& action) {
                                         "ask for pages of N tags (?n=N), following the Link header to the last "
                                         "(default: the registry's own paging)")
                         ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
-  command->add_option("--format", args->format, "text (one tag per line) or json ({\"repository\", \"tags\"})")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  add_data_format_option(*command, args->list.format, "one tag per line", "{\"repository\", \"tags\"}");
   add_registry_options(*command, args->list.registry);
   command->footer("Tags come sorted, each once. Exit status: 0 listed, 1 failure (the registry's status and error "
                   "code in the message), 2 usage mistake.");
   command->callback([args, page_size, &action] {
     if (page_size->count() > 0) args->list.page_size = args->page_size;
-    args->list.format = args->format == "json" ? commands::DataFormat::json : commands::DataFormat::text;
     action = [args] { return commands::run_list_tags(args->list); };
   });
 }

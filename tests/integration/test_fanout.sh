@@ -64,6 +64,9 @@ from=()
 for variant in $(jq -r '.include[].variant' <<<"$MATRIX"); do from+=(--from "$IMAGE:$TAG-$variant"); done
 created=$("$HWIMG" index create "$IMAGE:$TAG" "${from[@]}" "${flags[@]}")
 [[ $created =~ ^$IMAGE:$TAG@sha256:[0-9a-f]{64}$ ]] || fail "index create printed [$created]"
+json=$("$HWIMG" index create --format json "$IMAGE:$TAG" "${from[@]}" "${flags[@]}")
+assert_eq "$IMAGE:$TAG@$(jq -r .digest <<<"$json")" "$created" "index create --format json: the same index"
+assert_eq "${#from[@]}" "$(($(jq '.variants | length' <<<"$json") * 2))" "index create --format json: its variants"
 
 step "a single build of the whole matrix, pushed to another repository"
 "$HWIMG" build "$recipe" -o "$TEST_TMP/single" --tag "$TAG" >/dev/null

@@ -29,7 +29,9 @@ cp -a "$HWIMG_SOURCE_DIR/tests/data/recipes/hello" "$TEST_TMP/hello"
 SOURCE_DATE_EPOCH=1700000000 "$HWIMG" build "$TEST_TMP/hello/hello.yaml" --matrix "$HWIMG_SOURCE_DIR/matrix/cpu-levels.yaml" \
   -o "$TEST_TMP/layout" --tag 1.0 -j 2 > "$TEST_TMP/build.log" 2>&1 || fail "hwimg build: $(tail -5 "$TEST_TMP/build.log")"
 hw_ok push "${tls[@]}" "oci:$TEST_TMP/layout:1.0" "$reg/tools/hello:1.0"
-hw_ok tag "${tls[@]}" "$reg/tools/hello:1.0" stable
+hw_ok tag "${tls[@]}" --format json "$reg/tools/hello:1.0" stable
+assert_eq "$reg/tools/hello:stable" "$(jq -r '.references | join(" ")' <<<"$OUT")" "tag --format json: references"
+assert_eq "$(raw_digest "$reg/tools/hello:1.0")" "$(jq -r .digest <<<"$OUT")" "tag --format json: digest"
 expected_tags=$(printf '%s\n' 1.0 1.0-cpu-x86-64-v1 1.0-cpu-x86-64-v2 1.0-cpu-x86-64-v3 1.0-cpu-x86-64-v4 1.0-cpu-zen4 stable)
 
 step "ls: seven tags in pages of two, each once, sorted"
@@ -113,7 +115,8 @@ assert_eq "deleted $reg/tools/doomed:1.0@$index_digest" "$OUT" "delete output"
 expect_failure skopeo inspect --raw "${skopeo_opts[@]}" "docker://$reg/tools/doomed:1.0"
 assert_contains "$OUT" "manifest unknown" "skopeo after the delete"
 assert_eq "$v2_digest" "$(raw_digest "$reg/tools/doomed:1.0-cpu-x86-64-v2")" "a variant survives its index"
-hw_ok delete "${tls[@]}" "$reg/tools/doomed@$v2_digest"
+hw_ok delete "${tls[@]}" --format json "$reg/tools/doomed@$v2_digest"
+assert_eq "$v2_digest" "$(jq -r .digest <<<"$OUT")" "delete --format json"
 expect_failure skopeo inspect --raw "${skopeo_opts[@]}" "docker://$reg/tools/doomed:1.0-cpu-x86-64-v2"
 assert_contains "$OUT" "manifest unknown" "a variant deleted by digest"
 hw_ok push "${tls2[@]}" "oci:$TEST_TMP/layout:1.0" "$reg2/tools/hello:1.0"

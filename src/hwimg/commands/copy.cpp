@@ -9,7 +9,7 @@
 namespace hwimg::commands {
 
 Result<int> run_copy(const CopyArguments& arguments) {
-  TerminalOutput output(arguments.format == CopyFormat::text ? Progress::shown : Progress::hidden,
+  TerminalOutput output(arguments.format == DataFormat::text ? Progress::shown : Progress::hidden,
                         arguments.registry.verbose);
   copy::CopyRequest request{arguments.source, arguments.destination, {arguments.variants, {}},
                             client_options(arguments.registry, output)};
@@ -19,7 +19,7 @@ Result<int> run_copy(const CopyArguments& arguments) {
   }
   HWIMG_TRY_ASSIGN(const auto summary, copy::copy_image(request));
   output.clear_status();
-  if (arguments.format == CopyFormat::json) {
+  if (arguments.format == DataFormat::json) {
     fmt::print("{}", copy::render_json(request, summary));
   } else {
     fmt::print("{}\n", copy::summary_line(request, summary));

@@ -6,18 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "hwimg/commands/data_format.hpp"
 #include "hwimg/commands/registry_flags.hpp"
 
 namespace hwimg::commands {
-
-enum class CopyFormat { text, json };
 
 struct CopyArguments {
   std::string source;
   std::string destination;
   std::vector<std::string> variants;
   std::vector<std::filesystem::path> hosts;  // host-facts files (`hwimg probe --format json`)
-  CopyFormat format = CopyFormat::text;
+  DataFormat format = DataFormat::text;
   RegistryFlags registry;
 };
 

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "hwimg/build/index_create.hpp"
 #include "hwimg/oci/layout.hpp"
@@ -47,7 +48,8 @@ Result<int> run_push(const std::string& source, const std::string& destination, 
   return 0;
 }
 
-Result<int> run_tag(const std::string& reference, const std::vector<std::string>& new_tags, const RegistryFlags& flags) {
+Result<int> run_tag(const std::string& reference, const std::vector<std::string>& new_tags, DataFormat format,
+                    const RegistryFlags& flags) {
   HWIMG_TRY_ASSIGN(const auto ref, usage_reference(reference));
   for (const auto& t : new_tags) {
     if (auto r = registry::validate_registry_tag(t); !r) return std::unexpected(Error{r.error().message, ExitCode::usage});
@@ -55,6 +57,12 @@ Result<int> run_tag(const std::string& reference, const std::vector<std::string>
   TerminalOutput output(Progress::hidden, flags.verbose);
   HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
   HWIMG_TRY_ASSIGN(const auto digest, client.tag(ref, new_tags));
+  if (format == DataFormat::json) {
+    nlohmann::ordered_json references = nlohmann::ordered_json::array();
+    for (const auto& t : new_tags) references.push_back(ref.with_tag(t).str());
+    fmt::print("{}\n", nlohmann::ordered_json{{"digest", digest.str()}, {"references", references}}.dump(2));
+    return 0;
+  }
   for (const auto& t : new_tags) fmt::print("{}@{}\n", ref.with_tag(t).str(), digest.str());
   return 0;
 }
@@ -80,7 +88,7 @@ Result<int> run_login(const std::string& registry, const std::string& username, 
 }
 
 Result<int> run_index_create(const std::string& destination, const std::vector<std::string>& sources,
-                             const RegistryFlags& flags) {
+                             DataFormat format, const RegistryFlags& flags) {
   HWIMG_TRY_ASSIGN(const auto target, usage_reference(destination));
   if (target.digest || target.tag.empty()) {
     return fail_usage("failed to create the index {}: name it by tag, REGISTRY/REPO:TAG", destination);
@@ -93,7 +101,12 @@ Result<int> run_index_create(const std::string& destination, const std::vector<s
   TerminalOutput output(Progress::hidden, flags.verbose);
   HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
   HWIMG_TRY_ASSIGN(const auto digest, build::create_index(client, target, references));
-  fmt::print("{}@{}\n", target.str(), digest.str());
+  if (format == DataFormat::json) {
+    const nlohmann::ordered_json out{{"reference", target.str()}, {"digest", digest.str()}, {"variants", sources}};
+    fmt::print("{}\n", out.dump(2));
+  } else {
+    fmt::print("{}@{}\n", target.str(), digest.str());
+  }
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hwimg/commands/data_format.hpp"
 #include "hwimg/commands/registry_flags.hpp"
 #include "hwimg/registry/client.hpp"
 
@@ -17,17 +18,19 @@ namespace hwimg::commands {
 [[nodiscard]] Result<int> run_push(const std::string& source, const std::string& destination,
                                    const RegistryFlags& flags);
 
-// hwimg tag REF NEWTAG...: prints each new reference with the digest that got it.
+// hwimg tag REF NEWTAG...: prints each new reference with the digest that got it (or
+// {"digest", "references"}).
 [[nodiscard]] Result<int> run_tag(const std::string& reference, const std::vector<std::string>& new_tags,
-                                  const RegistryFlags& flags);
+                                  DataFormat format, const RegistryFlags& flags);
 
 // hwimg login REGISTRY --username U --password-stdin: checks the credentials with the registry,
 // then stores them (config.json mode 0600, or the configured credential helper).
 [[nodiscard]] Result<int> run_login(const std::string& registry, const std::string& username,
                                     std::istream& password_input, const RegistryFlags& flags);
 
-// hwimg index create REGISTRY/REPO:TAG --from REF...: prints "REGISTRY/REPO:TAG@sha256:...".
+// hwimg index create REGISTRY/REPO:TAG --from REF...: prints "REGISTRY/REPO:TAG@sha256:..." (or
+// {"reference", "digest", "variants"}).
 [[nodiscard]] Result<int> run_index_create(const std::string& destination, const std::vector<std::string>& sources,
-                                           const RegistryFlags& flags);
+                                           DataFormat format, const RegistryFlags& flags);
 
 }  // namespace hwimg::commands

@@ -80,14 +80,18 @@ Result<int> run_digest(const DigestArguments& arguments) {
                                     arguments.facts_file->string()));
 }
 
-Result<int> run_delete(const std::string& reference, const RegistryFlags& flags) {
+Result<int> run_delete(const std::string& reference, DataFormat format, const RegistryFlags& flags) {
   HWIMG_TRY_ASSIGN(const auto parsed, tool_reference(reference, "delete"));
   TerminalOutput output(Progress::hidden, flags.verbose);
   HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
   HWIMG_TRY_ASSIGN(const auto digest, client.delete_manifest(parsed));
   auto deleted = parsed;
   deleted.digest = digest;
-  fmt::print("deleted {}\n", deleted.str());
+  if (format == DataFormat::json) {
+    fmt::print("{}", json_text(ordered_json{{"reference", parsed.str()}, {"digest", digest.str()}}));
+  } else {
+    fmt::print("deleted {}\n", deleted.str());
+  }
   return 0;
 }
 

@@ -8,11 +8,10 @@
 #include <optional>
 #include <string>
 
+#include "hwimg/commands/data_format.hpp"
 #include "hwimg/commands/registry_flags.hpp"
 
 namespace hwimg::commands {
-
-enum class DataFormat { text, json };
 
 struct ListTagsArguments {
   std::string repository;                // REGISTRY/REPO, no tag
@@ -35,7 +34,8 @@ struct DigestArguments {
 // finds no variant for that host, with every variant's reasons on stderr.
 [[nodiscard]] Result<int> run_digest(const DigestArguments& arguments);
 
-// Deletes the manifest REF names (a tag resolved to its digest first); prints "deleted REF@DIGEST".
-[[nodiscard]] Result<int> run_delete(const std::string& reference, const RegistryFlags& flags);
+// Deletes the manifest REF names (a tag resolved to its digest first); prints "deleted REF@DIGEST"
+// (or {"reference", "digest"}).
+[[nodiscard]] Result<int> run_delete(const std::string& reference, DataFormat format, const RegistryFlags& flags);
 
 }  // namespace hwimg::commands
