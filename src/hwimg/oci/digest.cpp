@@ -29,7 +29,7 @@ const EVP_MD* sha256_algorithm() {
 
 struct Sha256::Context {
   struct Free {
-    void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
+    void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
   };
   std::unique_ptr<EVP_MD_CTX, Free> ctx{EVP_MD_CTX_new()};
 };

@@ -260,7 +260,7 @@ void Session::with_authorization(RegistryState& state, const Scopes& scopes, boo
                                 base64_encode(credentials.username + ":" + credentials.password));
     }
   }
-  send(std::move(request), Retry::safe, 0, [this, &state, key, done = std::move(done)](Response r) {
+  send(std::move(request), Retry::safe, 0, [&state, key, done = std::move(done)](Response r) {
     if (!r.ok() || r.status != 200) {
       if (r.ok() && (r.status == 401 || r.status == 403)) {
         return done(fail("failed to get a registry token: the token service rejected the credentials ({})",
