@@ -27,6 +27,9 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t max_mount_sources = 4;
 // Manifests are small: more of them go at once than uploads.
 constexpr unsigned manifest_parallelism = 16;
+// Mounts and blobs this small move (almost) no bytes: they go at once like manifests, beside the -j
+// slots of the real uploads, which only bound bandwidth.
+constexpr std::int64_t small_blob_size = 1 << 20;
 
 // A blob copied from another registry while the upload sends it: a thread reads it from there into
 // a pipe that the upload's body reads, so it is never stored on this machine.
@@ -104,7 +107,10 @@ struct BlobJob {
   std::uint64_t offset = 0;
   oci::Sha256 hasher;
   std::uint64_t hashed = 0;
-  bool holds_slot = false;  // one of the -j upload slots
+  bool holds_slot = false;  // one of the -j upload slots, or of the light ones
+  bool light_slot = false;  // which: a failed mount keeps its light slot for the upload it turns into
+
+  [[nodiscard]] bool light() const { return blob.size <= small_blob_size || mount_from.has_value(); }
   // Set while a refused manifest has this blob checked again: run once it is there.
   std::vector<std::function<void()>> waiters;
 };
@@ -203,17 +209,23 @@ private:
 
   // ---- blobs ----
   void start_uploads() {
-    while (!m_error && m_active < m_session.options().jobs && !m_pending_blobs.empty()) {
-      auto* job = m_pending_blobs.front();
-      m_pending_blobs.pop_front();
-      ++m_active;
+    for (auto it = m_pending_blobs.begin(); !m_error && it != m_pending_blobs.end();) {
+      auto* job = *it;
+      auto& active = job->light() ? m_active_light : m_active;
+      if (active >= (job->light() ? manifest_parallelism : m_session.options().jobs)) {
+        ++it;
+        continue;
+      }
+      it = m_pending_blobs.erase(it);
+      ++active;
       job->holds_slot = true;
+      job->light_slot = job->light();
       start_upload(*job);
     }
   }
 
   void blob_done(BlobJob& job) {
-    if (std::exchange(job.holds_slot, false)) --m_active;
+    if (std::exchange(job.holds_slot, false)) --(job.light_slot ? m_active_light : m_active);
     if (!job.waiters.empty()) {
       for (auto& waiter : std::exchange(job.waiters, {})) waiter();
       return;
@@ -511,6 +523,7 @@ private:
   std::set<const PlannedManifest*> m_present_manifests;
   std::filesystem::path m_blob_directory = m_plan.layout / "blobs" / "sha256";
   unsigned m_active = 0;
+  unsigned m_active_light = 0;
   std::size_t m_blobs_done = 0;
   std::uint64_t m_bytes_read = 0;
   Clock::time_point m_last_progress{};
