@@ -39,3 +39,18 @@ expect_failure() {
   set -e
   [ "$STATUS" -ne 0 ] || fail "expected failure from: $* (output: $OUT)"
 }
+
+# start_containerd: a containerd with its own root, state and socket under $TEST_TMP/containerd
+# (CRI disabled), stopped at exit; sets ctd (that directory) and defines ctr_ (ctr on its socket).
+start_containerd() {
+  ctd="$TEST_TMP/containerd"
+  mkdir -p "$ctd"
+  printf 'version = 2\nroot = "%s/root"\nstate = "%s/state"\ndisabled_plugins = ["io.containerd.grpc.v1.cri"]\n[grpc]\n  address = "%s/containerd.sock"\n' \
+    "$ctd" "$ctd" "$ctd" >"$ctd/config.toml"
+  containerd --config "$ctd/config.toml" >"$ctd/containerd.log" 2>&1 &
+  local pid=$!
+  add_cleanup "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
+  for _ in $(seq 1 100); do [ -S "$ctd/containerd.sock" ] && break; sleep 0.1; done
+  [ -S "$ctd/containerd.sock" ] || fail "containerd did not start: $(tail -5 "$ctd/containerd.log")"
+}
+ctr_() { ctr --address "$ctd/containerd.sock" "$@"; }

@@ -143,16 +143,7 @@ done
 if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null; then
   skip "containerd is not installed (everything before passed)"
 fi
-ctd="$TEST_TMP/containerd"
-mkdir -p "$ctd"
-printf 'version = 2\nroot = "%s/root"\nstate = "%s/state"\ndisabled_plugins = ["io.containerd.grpc.v1.cri"]\n[grpc]\n  address = "%s/containerd.sock"\n' \
-  "$ctd" "$ctd" "$ctd" > "$ctd/config.toml"
-containerd --config "$ctd/config.toml" > "$ctd/containerd.log" 2>&1 &
-ctd_pid=$!
-add_cleanup "kill $ctd_pid 2>/dev/null; wait $ctd_pid 2>/dev/null"
-for _ in $(seq 1 100); do [ -S "$ctd/containerd.sock" ] && break; sleep 0.1; done
-[ -S "$ctd/containerd.sock" ] || fail "containerd did not start: $(tail -5 "$ctd/containerd.log")"
-ctr_() { ctr --address "$ctd/containerd.sock" "$@"; }
+start_containerd
 ctr_ image import --snapshotter native "$TEST_TMP/v2.tar" > "$TEST_TMP/import.log" 2>&1 ||
   fail "ctr image import: $(tail -5 "$TEST_TMP/import.log")"
 assert_eq "$v2_digest" "$(ctr_ image ls | awk -v r="$reg/tools/hello:1.0" '$1 == r {print $3}')" \

@@ -32,22 +32,7 @@ v2=$(variant_digest x86-64-v2)
 v3=$(variant_digest x86-64-v3)
 
 step "containerd with its own root, state and socket"
-ctd="$TEST_TMP/containerd"
-mkdir -p "$ctd"
-cat > "$ctd/config.toml" <<EOF
-version = 2
-root = "$ctd/root"
-state = "$ctd/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri"]
-[grpc]
-  address = "$ctd/containerd.sock"
-EOF
-containerd --config "$ctd/config.toml" > "$ctd/containerd.log" 2>&1 &
-ctd_pid=$!
-add_cleanup "kill $ctd_pid 2>/dev/null; wait $ctd_pid 2>/dev/null"
-for _ in $(seq 1 100); do [ -S "$ctd/containerd.sock" ] && break; sleep 0.1; done
-[ -S "$ctd/containerd.sock" ] || fail "containerd did not start: $(tail -5 "$ctd/containerd.log")"
-ctr_() { ctr --address "$ctd/containerd.sock" "$@"; }
+start_containerd
 # Overlay mounts are not available in every sandbox; the native snapshotter copies instead.
 snapshotter=native
 
