@@ -12,6 +12,7 @@ void define_build_command(CLI::App& subcommand, Action& action) {
   auto compression = std::make_shared<std::string>("gzip");
   auto verbose = std::make_shared<bool>(false);
   auto skip = std::make_shared<bool>(false);
+  auto no_compat = std::make_shared<bool>(false);
   auto* cmd = &subcommand;
   cmd->add_option("recipe", request.recipe, "Recipe file (YAML)")->required();
   cmd->add_option("--matrix", request.matrix, "Matrix file; overrides the recipe's `matrix:`");
@@ -20,6 +21,8 @@ void define_build_command(CLI::App& subcommand, Action& action) {
                   "Push the index, every variant and their TAG-<variant> tags to REGISTRY/REPO:TAG; without -o, "
                   "no local layout is kept and registry base layers are mounted or relayed there, never stored here")
       ->option_text("REGISTRY/REPO:TAG");
+  cmd->add_flag("--no-compat", *no_compat,
+                "With --push, attach no NFD image-compatibility artifact to the variants (default: one per variant)");
   cmd->add_option("--tag", request.tag, "Tag of the multi-variant index; variants get TAG-<id>")->capture_default_str();
   cmd->add_option("-j,--jobs", request.jobs, "Variants built at once (default: one per core)");
   cmd->add_option("--only", request.only, "Build only this variant id (repeatable)");
@@ -37,9 +40,10 @@ void define_build_command(CLI::App& subcommand, Action& action) {
       "Environment: SOURCE_DATE_EPOCH sets every file mtime and the `created` times (default 0), so the same\n"
       "inputs give byte-identical layouts. Build steps see the recipe variables as HWIMG_* variables\n"
       "(${cpu.march} -> HWIMG_CPU_MARCH).");
-  cmd->callback([&action, arguments, compression, verbose, skip] {
-    action = [arguments, compression, verbose, skip]() -> Result<int> {
+  cmd->callback([&action, arguments, compression, verbose, skip, no_compat] {
+    action = [arguments, compression, verbose, skip, no_compat]() -> Result<int> {
       auto& flags = arguments->request;
+      flags.attach_compat = !*no_compat;
       HWIMG_TRY_ASSIGN(flags.compression.compression, oci::parse_compression(*compression));
       flags.expand.skip = *skip ? matrix::SkipUnsupported::yes : matrix::SkipUnsupported::no;
       flags.verbosity = *verbose ? build::Verbosity::verbose : build::Verbosity::quiet;

@@ -23,6 +23,7 @@ void define_login_command(CLI::App& subcommand, Action& action);
 void define_select_command(CLI::App& subcommand, Action& action);
 void define_check_command(CLI::App& subcommand, Action& action);
 void define_index_command(CLI::App& subcommand, Action& action);
+void define_compat_command(CLI::App& subcommand, Action& action);
 void define_serve_command(CLI::App& subcommand, Action& action);
 void define_copy_command(CLI::App& subcommand, Action& action);
 void define_completion_command(CLI::App& subcommand, Action& action);

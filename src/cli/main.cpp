@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
       {"check", "Exit 0 if an image (a manifest, or a variant of an index) runs on this host, "
                 "3 with the reasons if not: a guard for init containers and Slurm prologs", define_check_command},
       {"index", "Work with multi-variant image indexes on a registry", define_index_command},
+      {"compat", "Show the Node Feature Discovery image-compatibility artifacts attached to an image",
+       define_compat_command},
       {"serve", "Run a node-local registry mirror that answers a tag with the variant "
                 "that runs on this node (for containerd, CRI-O, podman, enroot)", define_serve_command},
       {"ls", "List every tag of a repository on a registry", define_ls_command},

@@ -11,6 +11,7 @@ void define_push_command(CLI::App& subcommand, Action& action) {
     std::string source;
     std::string destination;
     commands::RegistryFlags flags;
+    bool no_compat = false;
   };
   auto args = std::make_shared<Arguments>();
   auto& options = args->flags.options;
@@ -21,9 +22,11 @@ void define_push_command(CLI::App& subcommand, Action& action) {
   command->add_option("--chunk-size", options.chunk_size,
                       "blobs larger than this many bytes are uploaded in PATCH chunks of this size")
       ->check(CLI::Range(std::uint64_t{1} << 10, std::uint64_t{1} << 40));
+  command->add_flag("--no-compat", args->no_compat,
+                    "attach no NFD image-compatibility artifact to the variants (default: one per variant)");
   add_registry_options(*command, args->flags);
   command->callback([args, &action] {
-    action = [args] { return commands::run_push(args->source, args->destination, args->flags); };
+    action = [args] { return commands::run_push(args->source, args->destination, args->flags, !args->no_compat); };
   });
 }
 

@@ -24,11 +24,12 @@ certs="$TEST_TMP/certs"; mkdir -p "$certs"; cp "$REG_tls_DIR/cert.pem" "$certs/c
 skopeo_opts=(--cert-dir "$certs" --creds "hwimg:$(cat "$REG_tls_DIR/password")")
 raw_digest() { echo "sha256:$(skopeo inspect --raw "${skopeo_opts[@]}" "docker://$1" | sha256sum | cut -d' ' -f1)"; }
 
+# --no-compat: the NFD artifacts' referrers tags (sha256-<hex>) would add to the tags listed below.
 step "build the hello example for five CPU levels and push it"
 cp -a "$HWIMG_SOURCE_DIR/tests/data/recipes/hello" "$TEST_TMP/hello"
 SOURCE_DATE_EPOCH=1700000000 "$HWIMG" build "$TEST_TMP/hello/hello.yaml" --matrix "$HWIMG_SOURCE_DIR/matrix/cpu-levels.yaml" \
   -o "$TEST_TMP/layout" --tag 1.0 -j 2 > "$TEST_TMP/build.log" 2>&1 || fail "hwimg build: $(tail -5 "$TEST_TMP/build.log")"
-hw_ok push "${tls[@]}" "oci:$TEST_TMP/layout:1.0" "$reg/tools/hello:1.0"
+hw_ok push --no-compat "${tls[@]}" "oci:$TEST_TMP/layout:1.0" "$reg/tools/hello:1.0"
 hw_ok tag "${tls[@]}" --format json "$reg/tools/hello:1.0" stable
 assert_eq "$reg/tools/hello:stable" "$(jq -r '.references | join(" ")' <<<"$OUT")" "tag --format json: references"
 assert_eq "$(raw_digest "$reg/tools/hello:1.0")" "$(jq -r .digest <<<"$OUT")" "tag --format json: digest"
@@ -46,7 +47,7 @@ for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
 [ -s "$port_file" ] || fail "the proxy did not start"
 proxy="127.0.0.1:$(cat "$port_file")"
 hw_ok login "$proxy" --username hwimg --password-stdin --plain-http < "$REG_pages_DIR/password"
-hw_ok push --plain-http "oci:$TEST_TMP/layout:1.0" "$proxy/tools/hello:1.0"
+hw_ok push --no-compat --plain-http "oci:$TEST_TMP/layout:1.0" "$proxy/tools/hello:1.0"
 hw_ok tag --plain-http "$proxy/tools/hello:1.0" stable
 tag_pages() { grep -c '^GET /v2/tools/hello/tags/list 200' "$TEST_TMP/proxy.log" || true; }
 hw_ok ls --plain-http --page-size 2 "$proxy/tools/hello"

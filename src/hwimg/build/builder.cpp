@@ -9,6 +9,7 @@
 #include "hwimg/build/build_cache.hpp"
 #include "hwimg/build/builder_image.hpp"
 #include "hwimg/build/device_code_check.hpp"
+#include "hwimg/compat/artifact.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/recipe/variables.hpp"
@@ -223,6 +224,11 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
       std::erase_if(external, [&](const auto& entry) { return entry.second.registry != request.push->registry; });
     }
     HWIMG_TRY_ASSIGN(report.pushed, client.push_layout(request.layout, request.tag, *request.push, external));
+    if (request.attach_compat) {
+      HWIMG_TRY_ASSIGN(report.pushed->compat_artifacts,
+                       compat::attach_artifacts(client, *request.push, report.pushed->digest));
+      report.pushed->requests = client.requests();
+    }
   }
   return report;
 }

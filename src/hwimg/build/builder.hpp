@@ -30,6 +30,7 @@ struct BuildRequest {
   // --push: the index, every variant and their TAG-<id> tags go there; without a layout, a registry
   // base's layers are skipped, mounted or relayed, never stored here.
   std::optional<registry::Reference> push;
+  bool attach_compat = true;  // --push: an NFD compatibility artifact per variant (--no-compat: none)
 };
 
 struct BuildReport {

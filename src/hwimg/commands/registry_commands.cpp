@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hwimg/build/index_create.hpp"
+#include "hwimg/compat/artifact.hpp"
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/registry/client.hpp"
 
@@ -26,14 +27,15 @@ std::string push_summary_line(const registry::PushSummary& summary) {
                                                  : fmt::format(" (of them {} relayed from another registry)",
                                                                summary.blobs_relayed);
   return fmt::format("pushed {}@{}: {} blobs uploaded ({:.1f} MiB){}, {} mounted, {} already present; {} manifests "
-                     "pushed, {} already present; {} tags; {} requests",
+                     "pushed, {} already present; {} tags; {} compat artifacts attached; {} requests",
                      summary.reference, summary.digest.str(), summary.blobs_uploaded,
                      static_cast<double>(summary.bytes_uploaded) / (1 << 20), relayed, summary.blobs_mounted,
                      summary.blobs_present, summary.manifests_pushed, summary.manifests_present, summary.tags.size(),
-                     summary.requests);
+                     summary.compat_artifacts, summary.requests);
 }
 
-Result<int> run_push(const std::string& source, const std::string& destination, const RegistryFlags& flags) {
+Result<int> run_push(const std::string& source, const std::string& destination, const RegistryFlags& flags,
+                     bool attach_compat) {
   if (!oci::is_layout_reference(source)) {
     return fail_usage("failed to push {}: the source must be an image layout, oci:DIR[:TAG]", source);
   }
@@ -42,8 +44,12 @@ Result<int> run_push(const std::string& source, const std::string& destination, 
   HWIMG_TRY_ASSIGN(const auto ref, usage_reference(destination));
   TerminalOutput output(Progress::shown, flags.verbose);
   HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
-  HWIMG_TRY_ASSIGN(const auto summary, client.push_layout(layout->directory, layout->tag, ref));
+  HWIMG_TRY_ASSIGN(auto summary, client.push_layout(layout->directory, layout->tag, ref));
   output.clear_status();
+  if (attach_compat) {
+    HWIMG_TRY_ASSIGN(summary.compat_artifacts, compat::attach_artifacts(client, ref, summary.digest));
+    summary.requests = client.requests();
+  }
   fmt::print("{}\n", push_summary_line(summary));
   return 0;
 }

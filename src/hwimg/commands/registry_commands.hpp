@@ -14,9 +14,10 @@ namespace hwimg::commands {
 // "pushed REF@DIGEST: N blobs uploaded (X MiB), N mounted, ...": what a push did, in one line.
 [[nodiscard]] std::string push_summary_line(const registry::PushSummary& summary);
 
-// hwimg push oci:DIR[:TAG] REF: prints one summary line on stdout; progress on a terminal.
+// hwimg push oci:DIR[:TAG] REF: prints one summary line on stdout; progress on a terminal. With
+// `attach_compat`, an NFD compatibility artifact per variant follows the push (docs/nfd.md).
 [[nodiscard]] Result<int> run_push(const std::string& source, const std::string& destination,
-                                   const RegistryFlags& flags);
+                                   const RegistryFlags& flags, bool attach_compat = true);
 
 // hwimg tag REF NEWTAG...: prints each new reference with the digest that got it (or
 // {"digest", "references"}).

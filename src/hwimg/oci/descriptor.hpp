@@ -31,6 +31,7 @@ struct Descriptor {
   std::int64_t size = 0;
   std::optional<Platform> platform;
   Annotations annotations;
+  std::string artifact_type{};  // empty: none (image-spec 1.1, the referrers of a manifest)
 
   bool operator==(const Descriptor&) const = default;
 

@@ -110,6 +110,9 @@ json descriptor_json(const Descriptor& d) {
   if (!d.annotations.empty()) {
     out["annotations"] = d.annotations;
   }
+  if (!d.artifact_type.empty()) {
+    out["artifactType"] = d.artifact_type;
+  }
   return out;
 }
 
@@ -135,6 +138,7 @@ Descriptor read_descriptor(const json& value, const std::string& path, Reader& p
     r.merge(p);
   }
   d.annotations = r.string_map("annotations");
+  d.artifact_type = r.string("artifactType");
   parent.merge(r);
   return d;
 }
@@ -203,6 +207,12 @@ std::string to_json(const Manifest& manifest) {
               {"mediaType", manifest.media_type},
               {"config", descriptor_json(manifest.config)},
               {"layers", layers}};
+  if (!manifest.artifact_type.empty()) {
+    out["artifactType"] = manifest.artifact_type;
+  }
+  if (manifest.subject) {
+    out["subject"] = descriptor_json(*manifest.subject);
+  }
   if (!manifest.annotations.empty()) {
     out["annotations"] = manifest.annotations;
   }
@@ -276,6 +286,10 @@ Result<Manifest> parse_manifest(std::string_view text) {
     for (std::size_t i = 0; i < layers->size(); ++i) {
       manifest.layers.push_back(read_descriptor((*layers)[i], fmt::format("manifest.layers[{}]", i), r));
     }
+  }
+  manifest.artifact_type = r.string("artifactType");
+  if (const auto* subject = r.object("subject")) {
+    manifest.subject = read_descriptor(*subject, "manifest.subject", r);
   }
   manifest.annotations = r.string_map("annotations");
   return finish(std::move(manifest), r, "image manifest");

@@ -20,8 +20,10 @@ struct Index {
 
 struct Manifest {
   std::string media_type{"application/vnd.oci.image.manifest.v1+json"};
+  std::string artifact_type;  // empty: none; an artifact's kind (image-spec 1.1)
   Descriptor config;
   std::vector<Descriptor> layers;
+  std::optional<Descriptor> subject;  // the manifest an artifact refers to (docs/nfd.md#referrers)
   Annotations annotations;
 };
 

@@ -11,6 +11,8 @@ inline constexpr std::string_view config = "application/vnd.oci.image.config.v1+
 inline constexpr std::string_view layer_tar = "application/vnd.oci.image.layer.v1.tar";
 inline constexpr std::string_view layer_gzip = "application/vnd.oci.image.layer.v1.tar+gzip";
 inline constexpr std::string_view layer_zstd = "application/vnd.oci.image.layer.v1.tar+zstd";
+// The empty JSON object `{}`: an artifact's config when it has none (image-spec 1.1).
+inline constexpr std::string_view empty = "application/vnd.oci.empty.v1+json";
 inline constexpr std::string_view docker_manifest_list =
     "application/vnd.docker.distribution.manifest.list.v2+json";
 inline constexpr std::string_view docker_manifest = "application/vnd.docker.distribution.manifest.v2+json";

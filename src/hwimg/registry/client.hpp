@@ -70,6 +70,13 @@ struct PushSummary {
   std::size_t manifests_present = 0; // already there under their tag (or digest)
   std::vector<std::string> tags;     // every tag written
   std::uint64_t requests = 0;        // HTTP exchanges, tokens and retries included
+  std::size_t compat_artifacts = 0;  // NFD artifacts attached to the variants (compat::attach_artifacts)
+};
+
+// A manifest the registry stored, and whether it indexed the manifest's `subject` itself.
+struct StoredManifest {
+  oci::Digest digest;
+  bool subject_indexed = false;  // the answer carried OCI-Subject: the registry has the referrers API
 };
 
 class Client {
@@ -86,6 +93,12 @@ public:
   // PUT of exact bytes to the reference's tag (or digest); returns their digest.
   [[nodiscard]] Result<oci::Digest> put_manifest(const Reference& reference, std::string_view bytes,
                                                  std::string_view media_type);
+  // put_manifest, also telling whether the registry answered OCI-Subject (docs/nfd.md#referrers).
+  [[nodiscard]] Result<StoredManifest> store_manifest(const Reference& reference, std::string_view bytes,
+                                                      std::string_view media_type);
+  // A small blob from memory: HEAD, and a monolithic upload only when the repository lacks it.
+  // True when it was uploaded.
+  [[nodiscard]] Result<bool> push_small_blob(const Reference& repository, std::string_view bytes);
   // The blob's size when the repository has it, nullopt when it does not.
   [[nodiscard]] Result<std::optional<std::int64_t>> head_blob(const Reference& repository, const oci::Digest& digest);
   // Downloads a blob into memory, refusing more than `max_size` bytes; the digest is verified.

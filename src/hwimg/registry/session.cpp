@@ -120,6 +120,18 @@ Session::RegistryState* Session::state_for(const std::string& registry, std::str
 
 namespace {
 
+// Whether a token asked for `granted` (space-joined scopes) was asked for every one of `wanted`,
+// a repository's "pull,push" standing for its "pull" and "push" too.
+bool token_covers(std::string_view granted, const Scopes& wanted) {
+  const auto have = util::split(granted, ' ');
+  return std::ranges::all_of(wanted, [&](const std::string& scope) {
+    if (std::ranges::find(have, scope) != have.end()) return true;
+    const auto colon = scope.rfind(':');
+    return colon != std::string::npos &&
+           std::ranges::find(have, scope.substr(0, colon) + ":pull,push") != have.end();
+  });
+}
+
 // A TLS server's answer to plain HTTP: Go's "400 Client sent an HTTP request to an HTTPS server",
 // nginx's "400 The plain HTTP request was sent to HTTPS port", or a closed connection.
 bool speaks_tls(const Response& response) {
@@ -235,8 +247,10 @@ void Session::with_authorization(RegistryState& state, const Scopes& scopes, boo
   }
   if (!credentials.registry_token.empty()) return done("Bearer " + credentials.registry_token);
   const auto key = util::join(scopes, " ");
-  if (const auto it = state.tokens.find(key);
-      !refresh && it != state.tokens.end() && std::chrono::steady_clock::now() < it->second.expires) {
+  auto it = state.tokens.find(key);
+  // A push's token serves the reads and writes that follow it (a 401 still refreshes).
+  if (it == state.tokens.end()) it = std::ranges::find_if(state.tokens, [&](const auto& t) { return token_covers(t.first, scopes); });
+  if (!refresh && it != state.tokens.end() && std::chrono::steady_clock::now() < it->second.expires) {
     return done("Bearer " + it->second.value);
   }
   const auto realm = state.challenge->param("realm");

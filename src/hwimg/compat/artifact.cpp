@@ -1,0 +1,97 @@
+#include "hwimg/compat/artifact.hpp"
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "hwimg/compat/nfd_spec.hpp"
+#include "hwimg/oci/annotations.hpp"
+#include "hwimg/oci/documents.hpp"
+#include "hwimg/oci/media_types.hpp"
+#include "hwimg/registry/referrers.hpp"
+
+namespace hwimg::compat {
+namespace {
+
+oci::Descriptor blob_descriptor(std::string_view media_type, std::string_view bytes) {
+  oci::Descriptor out;
+  out.media_type = std::string(media_type);
+  out.digest = oci::Digest::sha256_of(bytes);
+  out.size = static_cast<std::int64_t>(bytes.size());
+  return out;
+}
+
+// The variants to describe: the index's manifests with org.hwimg.* pairs, or the manifest itself.
+Result<std::vector<oci::Descriptor>> described_variants(registry::Client& client, const registry::Reference& root) {
+  HWIMG_TRY_ASSIGN(const auto fetched, client.get_manifest(root));
+  std::vector<oci::Descriptor> out;
+  if (oci::media_type::is_index(fetched.media_type)) {
+    HWIMG_TRY_ASSIGN(const auto index, oci::parse_index(fetched.bytes));
+    for (const auto& d : index.manifests) {
+      if (oci::media_type::is_manifest(d.media_type) && oci::annotation::has_hwimg_pairs(d.annotations)) {
+        out.push_back(d);
+      }
+    }
+    return out;
+  }
+  HWIMG_TRY_ASSIGN(const auto manifest, oci::parse_manifest(fetched.bytes));
+  if (oci::annotation::has_hwimg_pairs(manifest.annotations)) {
+    auto self = blob_descriptor(fetched.media_type, fetched.bytes);
+    self.annotations = manifest.annotations;
+    out.push_back(std::move(self));
+  }
+  return out;
+}
+
+// Debian's 2.8.2 refuses right bytes (DIGEST_INVALID) or a manifest whose blob it just had
+// (BLOB_UNKNOWN) while another push of the same blob rewrites its link, as the pusher knows
+// (registry/push.cpp): the variant's blobs are checked and its artifact put again after a pause.
+constexpr unsigned max_race_attempts = 5;
+
+bool registry_race(const Error& error) {
+  return error.message.find("DIGEST_INVALID") != std::string::npos ||
+         error.message.find("BLOB_UNKNOWN") != std::string::npos;
+}
+
+Result<void> attach_one(registry::Client& client, const registry::Reference& repository,
+                        const oci::Descriptor& variant, const std::string& yaml) {
+  HWIMG_TRY(client.push_small_blob(repository, empty_config));
+  HWIMG_TRY(client.push_small_blob(repository, yaml));
+  HWIMG_TRY(registry::attach_referrer(client, repository, artifact_manifest(variant, yaml)));
+  return {};
+}
+
+}  // namespace
+
+std::string artifact_manifest(const oci::Descriptor& subject, std::string_view yaml) {
+  oci::Manifest manifest;
+  manifest.artifact_type = std::string(nfd_artifact_type);
+  manifest.config = blob_descriptor(oci::media_type::empty, empty_config);
+  manifest.layers.push_back(blob_descriptor(nfd_spec_media_type, yaml));
+  // Only what identifies the subject: its platform and annotations are the subject's own business.
+  manifest.subject = oci::Descriptor{subject.media_type, subject.digest, subject.size, {}, {}, {}};
+  return oci::to_json(manifest);
+}
+
+Result<std::size_t> attach_artifacts(registry::Client& client, const registry::Reference& repository,
+                                     const oci::Digest& root) {
+  auto root_ref = repository;
+  root_ref.tag.clear();
+  root_ref.digest = root;
+  const auto what = fmt::format("attach NFD compatibility artifacts to {}", root_ref.str());
+  HWIMG_TRY_ASSIGN(const auto variants, with_context(described_variants(client, root_ref), "failed to " + what));
+  for (const auto& variant : variants) {
+    HWIMG_TRY_ASSIGN(const auto yaml, nfd_spec_yaml(variant));
+    for (unsigned attempt = 0;; ++attempt) {
+      auto attached = attach_one(client, repository, variant, yaml);
+      if (attached) break;
+      if (!registry_race(attached.error()) || attempt + 1 >= max_race_attempts) {
+        return std::unexpected(attached.error().context("failed to " + what));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100) * (1U << attempt));
+    }
+  }
+  return variants.size();
+}
+
+}  // namespace hwimg::compat
