@@ -1,20 +1,16 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "format_option.hpp"
 #include "hwimg/commands/registry_commands.hpp"
 #include "registry_options.hpp"
 
 namespace hwimg::cli {
 
 void define_push_command(CLI::App& subcommand, Action& action) {
-  struct Arguments {
-    std::string source;
-    std::string destination;
-    commands::RegistryFlags flags;
-    bool no_compat = false;
-  };
-  auto args = std::make_shared<Arguments>();
-  auto& options = args->flags.options;
+  auto args = std::make_shared<commands::PushArguments>();
+  auto no_compat = std::make_shared<bool>(false);
+  auto& options = args->registry.options;
   auto* command = &subcommand;
   command->add_option("SOURCE", args->source, "oci:DIR[:TAG]")->required();
   command->add_option("DESTINATION", args->destination, "REGISTRY/REPO[:TAG]")->required();
@@ -22,11 +18,14 @@ void define_push_command(CLI::App& subcommand, Action& action) {
   command->add_option("--chunk-size", options.chunk_size,
                       "blobs larger than this many bytes are uploaded in PATCH chunks of this size")
       ->check(CLI::Range(std::uint64_t{1} << 10, std::uint64_t{1} << 40));
-  command->add_flag("--no-compat", args->no_compat,
+  command->add_flag("--no-compat", *no_compat,
                     "attach no NFD image-compatibility artifact to the variants (default: one per variant)");
-  add_registry_options(*command, args->flags);
-  command->callback([args, &action] {
-    action = [args] { return commands::run_push(args->source, args->destination, args->flags, !args->no_compat); };
+  add_data_format_option(*command, args->format, "one summary line",
+                         "{\"reference\", \"digest\", \"blobs\", \"manifests\", \"tags\", ...}");
+  add_registry_options(*command, args->registry);
+  command->callback([args, no_compat, &action] {
+    args->compat = *no_compat ? compat::CompatArtifacts::skip : compat::CompatArtifacts::attach;
+    action = [args] { return commands::run_push(*args); };
   });
 }
 

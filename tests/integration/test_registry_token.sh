@@ -34,13 +34,18 @@ index_digest=$(make_layout "$layout" v1 --variants 3)
 : > "$TEST_TMP/token.log"
 hw_ok push "${tls[@]}" "oci:$layout:v1" "$reg/team/app"
 assert_contains "$OUT" "@$index_digest: 7 blobs uploaded" "push with bearer tokens"
-assert_eq "GET basic hwimg scopes=repository:team/app:pull,push" "$(cat "$TEST_TMP/token.log")" "token requests of a push"
+assert_contains "$OUT" "3 compat artifacts attached" "artifacts attached with bearer tokens"
+# One token for the image; the artifacts' workers (one per variant here, at most four) one each.
+assert_eq "GET basic hwimg scopes=repository:team/app:pull,push
+GET basic hwimg scopes=repository:team/app:pull,push
+GET basic hwimg scopes=repository:team/app:pull,push
+GET basic hwimg scopes=repository:team/app:pull,push" "$(cat "$TEST_TMP/token.log")" "token requests of a push"
 raw=$(skopeo inspect --raw --cert-dir "$certs" --creds "hwimg:$password" "docker://$reg/team/app:v1" | sha256sum | cut -d' ' -f1)
 assert_eq "$index_digest" "sha256:$raw" "index digest seen by skopeo"
 
 step "a push to another repository mounts with pull on the source in the same token"
 : > "$TEST_TMP/token.log"
-hw_ok push "${tls[@]}" "oci:$layout:v1" "$reg/team/copy:v1"
+hw_ok push --no-compat "${tls[@]}" "oci:$layout:v1" "$reg/team/copy:v1"
 assert_contains "$OUT" ": 0 blobs uploaded (0.0 MiB), 7 mounted" "mount with tokens"
 assert_eq "GET basic hwimg scopes=repository:team/copy:pull,push repository:team/app:pull" \
   "$(cat "$TEST_TMP/token.log")" "token scopes for the mount"

@@ -224,10 +224,8 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
       std::erase_if(external, [&](const auto& entry) { return entry.second.registry != request.push->registry; });
     }
     HWIMG_TRY_ASSIGN(report.pushed, client.push_layout(request.layout, request.tag, *request.push, external));
-    if (request.attach_compat) {
-      HWIMG_TRY_ASSIGN(report.pushed->compat_artifacts,
-                       compat::attach_artifacts(client, *request.push, report.pushed->digest));
-      report.pushed->requests = client.requests();
+    if (request.compat == compat::CompatArtifacts::attach) {
+      compat::attach_after_push(client, request.registry, *request.push, *report.pushed, *request.output);
     }
   }
   return report;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hwimg/build/variant_builder.hpp"
+#include "hwimg/compat/artifact.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/registry/client.hpp"
 #include "hwimg/registry/options.hpp"
@@ -30,7 +31,7 @@ struct BuildRequest {
   // --push: the index, every variant and their TAG-<id> tags go there; without a layout, a registry
   // base's layers are skipped, mounted or relayed, never stored here.
   std::optional<registry::Reference> push;
-  bool attach_compat = true;  // --push: an NFD compatibility artifact per variant (--no-compat: none)
+  compat::CompatArtifacts compat = compat::CompatArtifacts::attach;  // --push: one NFD artifact per variant
 };
 
 struct BuildReport {

@@ -34,23 +34,41 @@ std::string push_summary_line(const registry::PushSummary& summary) {
                      summary.compat_artifacts, summary.requests);
 }
 
-Result<int> run_push(const std::string& source, const std::string& destination, const RegistryFlags& flags,
-                     bool attach_compat) {
-  if (!oci::is_layout_reference(source)) {
-    return fail_usage("failed to push {}: the source must be an image layout, oci:DIR[:TAG]", source);
+std::string push_summary_json(const registry::PushSummary& summary) {
+  const nlohmann::ordered_json out{
+      {"reference", summary.reference},
+      {"digest", summary.digest.str()},
+      {"blobs",
+       {{"uploaded", summary.blobs_uploaded - summary.blobs_relayed},
+        {"relayed", summary.blobs_relayed},
+        {"bytes_uploaded", summary.bytes_uploaded},
+        {"mounted", summary.blobs_mounted},
+        {"present", summary.blobs_present}}},
+      {"manifests", {{"pushed", summary.manifests_pushed}, {"present", summary.manifests_present}}},
+      {"tags", summary.tags},
+      {"compat_artifacts", summary.compat_artifacts},
+      {"requests", summary.requests}};
+  return out.dump(2) + "\n";
+}
+
+Result<int> run_push(const PushArguments& arguments) {
+  if (!oci::is_layout_reference(arguments.source)) {
+    return fail_usage("failed to push {}: the source must be an image layout, oci:DIR[:TAG]", arguments.source);
   }
-  auto layout = oci::parse_layout_reference(source);
+  auto layout = oci::parse_layout_reference(arguments.source);
   if (!layout) return std::unexpected(Error{layout.error().message, ExitCode::usage});
-  HWIMG_TRY_ASSIGN(const auto ref, usage_reference(destination));
-  TerminalOutput output(Progress::shown, flags.verbose);
-  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
+  HWIMG_TRY_ASSIGN(const auto ref, usage_reference(arguments.destination));
+  TerminalOutput output(arguments.format == DataFormat::text ? Progress::shown : Progress::hidden,
+                        arguments.registry.verbose);
+  const auto options = client_options(arguments.registry, output);
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(options));
   HWIMG_TRY_ASSIGN(auto summary, client.push_layout(layout->directory, layout->tag, ref));
   output.clear_status();
-  if (attach_compat) {
-    HWIMG_TRY_ASSIGN(summary.compat_artifacts, compat::attach_artifacts(client, ref, summary.digest));
-    summary.requests = client.requests();
+  if (arguments.compat == compat::CompatArtifacts::attach) {
+    compat::attach_after_push(client, options, ref, summary, output);
   }
-  fmt::print("{}\n", push_summary_line(summary));
+  fmt::print("{}", arguments.format == DataFormat::json ? push_summary_json(summary)
+                                                        : push_summary_line(summary) + "\n");
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hwimg/commands/data_format.hpp"
+#include "hwimg/compat/artifact.hpp"
 #include "hwimg/commands/registry_flags.hpp"
 #include "hwimg/registry/client.hpp"
 
@@ -14,10 +15,20 @@ namespace hwimg::commands {
 // "pushed REF@DIGEST: N blobs uploaded (X MiB), N mounted, ...": what a push did, in one line.
 [[nodiscard]] std::string push_summary_line(const registry::PushSummary& summary);
 
-// hwimg push oci:DIR[:TAG] REF: prints one summary line on stdout; progress on a terminal. With
-// `attach_compat`, an NFD compatibility artifact per variant follows the push (docs/nfd.md).
-[[nodiscard]] Result<int> run_push(const std::string& source, const std::string& destination,
-                                   const RegistryFlags& flags, bool attach_compat = true);
+// The push summary as JSON: {"reference", "digest", "blobs", "manifests", "tags", ...}.
+[[nodiscard]] std::string push_summary_json(const registry::PushSummary& summary);
+
+struct PushArguments {
+  std::string source;       // oci:DIR[:TAG]
+  std::string destination;  // REGISTRY/REPO[:TAG]
+  compat::CompatArtifacts compat = compat::CompatArtifacts::attach;  // one NFD artifact per variant
+  DataFormat format = DataFormat::text;
+  RegistryFlags registry;
+};
+
+// hwimg push oci:DIR[:TAG] REF: prints one summary line (or JSON) on stdout; progress on a
+// terminal. The NFD compatibility artifacts follow the push (docs/nfd.md).
+[[nodiscard]] Result<int> run_push(const PushArguments& arguments);
 
 // hwimg tag REF NEWTAG...: prints each new reference with the digest that got it (or
 // {"digest", "references"}).

@@ -1,6 +1,8 @@
 #include "hwimg/compat/artifact.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -9,6 +11,7 @@
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/referrers.hpp"
+#include "hwimg/util/thread_pool.hpp"
 
 namespace hwimg::compat {
 namespace {
@@ -47,15 +50,17 @@ Result<std::vector<oci::Descriptor>> described_variants(registry::Client& client
 // (BLOB_UNKNOWN) while another push of the same blob rewrites its link, as the pusher knows
 // (registry/push.cpp): the variant's blobs are checked and its artifact put again after a pause.
 constexpr unsigned max_race_attempts = 5;
+constexpr std::size_t max_attach_workers = 4;
 
 bool registry_race(const Error& error) {
   return error.message.find("DIGEST_INVALID") != std::string::npos ||
          error.message.find("BLOB_UNKNOWN") != std::string::npos;
 }
 
+// The shared empty config is put before the first attempt; a retry puts it again with the rest.
 Result<void> attach_one(registry::Client& client, const registry::Reference& repository,
-                        const oci::Descriptor& variant, const std::string& yaml) {
-  HWIMG_TRY(client.push_small_blob(repository, empty_config));
+                        const oci::Descriptor& variant, const std::string& yaml, unsigned attempt) {
+  if (attempt > 0) HWIMG_TRY(client.push_small_blob(repository, empty_config));
   HWIMG_TRY(client.push_small_blob(repository, yaml));
   HWIMG_TRY(registry::attach_referrer(client, repository, artifact_manifest(variant, yaml)));
   return {};
@@ -73,25 +78,60 @@ std::string artifact_manifest(const oci::Descriptor& subject, std::string_view y
   return oci::to_json(manifest);
 }
 
-Result<std::size_t> attach_artifacts(registry::Client& client, const registry::Reference& repository,
-                                     const oci::Digest& root) {
+Result<Attached> attach_artifacts(registry::Client& client, const registry::ClientOptions& options,
+                                     const registry::Reference& repository, const oci::Digest& root) {
   auto root_ref = repository;
   root_ref.tag.clear();
   root_ref.digest = root;
   const auto what = fmt::format("attach NFD compatibility artifacts to {}", root_ref.str());
   HWIMG_TRY_ASSIGN(const auto variants, with_context(described_variants(client, root_ref), "failed to " + what));
+  std::vector<std::string> specs;
   for (const auto& variant : variants) {
-    HWIMG_TRY_ASSIGN(const auto yaml, nfd_spec_yaml(variant));
+    HWIMG_TRY_ASSIGN(specs.emplace_back(), nfd_spec_yaml(variant));
+  }
+  // The config all artifacts share goes up once, before the workers would race on it.
+  if (!variants.empty()) HWIMG_TRY(with_context(client.push_small_blob(repository, empty_config), "failed to " + what));
+
+  const auto attach_with_retries = [&](registry::Client& worker, std::size_t i) -> Result<void> {
     for (unsigned attempt = 0;; ++attempt) {
-      auto attached = attach_one(client, repository, variant, yaml);
-      if (attached) break;
-      if (!registry_race(attached.error()) || attempt + 1 >= max_race_attempts) {
-        return std::unexpected(attached.error().context("failed to " + what));
-      }
+      auto attached = attach_one(worker, repository, variants[i], specs[i], attempt);
+      if (attached || !registry_race(attached.error()) || attempt + 1 >= max_race_attempts) return attached;
       std::this_thread::sleep_for(std::chrono::milliseconds(100) * (1U << attempt));
     }
+  };
+  // Each artifact is a handful of small sequential requests: a few workers, each its own client,
+  // take the variants in turn, so eight variants cost two rounds rather than eight.
+  const auto workers = std::min<std::size_t>(variants.size(), max_attach_workers);
+  std::vector<std::future<Result<std::uint64_t>>> results;
+  {
+    util::ThreadPool pool(static_cast<unsigned>(std::max<std::size_t>(workers, 1)));
+    for (std::size_t w = 0; w < workers; ++w) {
+      results.push_back(pool.submit([&, w]() -> Result<std::uint64_t> {
+        HWIMG_TRY_ASSIGN(auto worker, registry::Client::create(options));
+        for (std::size_t i = w; i < variants.size(); i += workers) HWIMG_TRY(attach_with_retries(worker, i));
+        return worker.requests();
+      }));
+    }
   }
-  return variants.size();
+  Attached out{variants.size(), 0};
+  for (auto& result : results) {
+    auto r = result.get();
+    if (!r) return std::unexpected(r.error().context("failed to " + what));
+    out.requests += *r;
+  }
+  return out;
+}
+
+void attach_after_push(registry::Client& client, const registry::ClientOptions& options,
+                       const registry::Reference& destination, registry::PushSummary& pushed, util::Output& output) {
+  const auto attached = attach_artifacts(client, options, destination, pushed.digest);
+  if (attached) {
+    pushed.compat_artifacts = attached->artifacts;
+    pushed.requests = client.requests() + attached->requests;
+  } else {
+    output.warning(fmt::format("{} (the image is pushed; --no-compat skips the artifacts)", attached.error().message));
+    pushed.requests = client.requests();
+  }
 }
 
 }  // namespace hwimg::compat

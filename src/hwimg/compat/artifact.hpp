@@ -6,11 +6,13 @@
 //   auto attached = compat::attach_artifacts(client, destination, summary.digest);
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "hwimg/oci/descriptor.hpp"
 #include "hwimg/registry/client.hpp"
+#include "hwimg/util/output.hpp"
 
 namespace hwimg::compat {
 
@@ -21,9 +23,22 @@ inline constexpr std::string_view empty_config = "{}";
 // same digest, so a second push finds it listed and adds nothing).
 [[nodiscard]] std::string artifact_manifest(const oci::Descriptor& subject, std::string_view yaml);
 
+enum class CompatArtifacts { attach, skip };  // after a push (--no-compat: skip)
+
+struct Attached {
+  std::size_t artifacts = 0;
+  std::uint64_t requests = 0;  // those of the workers' own clients
+};
+
 // Attaches one artifact to every variant of the index (or to the single manifest) `root` names
-// in `repository` that carries org.hwimg.* annotations; returns how many are attached.
-[[nodiscard]] Result<std::size_t> attach_artifacts(registry::Client& client, const registry::Reference& repository,
-                                                   const oci::Digest& root);
+// in `repository` that carries org.hwimg.* annotations, several at once (each worker a client made
+// with `options`).
+[[nodiscard]] Result<Attached> attach_artifacts(registry::Client& client, const registry::ClientOptions& options,
+                                                   const registry::Reference& repository, const oci::Digest& root);
+
+// What a push does after its image is up: attaches the artifacts and counts them in `pushed`; a
+// failure is a warning on `output` (the image itself is pushed), not an error.
+void attach_after_push(registry::Client& client, const registry::ClientOptions& options,
+                       const registry::Reference& destination, registry::PushSummary& pushed, util::Output& output);
 
 }  // namespace hwimg::compat

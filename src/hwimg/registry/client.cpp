@@ -53,6 +53,7 @@ struct Client::Impl {
     const auto authorization = authorize(request);
     return session->exchange_now(ref.registry, std::move(request), scopes, Retry::safe, authorization);
   }
+  Result<std::optional<std::int64_t>> head_blob(const Reference& ref, const oci::Digest& digest, const Scopes& scopes);
 };
 
 Answer answer_of(Response response) {
@@ -165,7 +166,8 @@ Result<StoredManifest> Client::store_manifest(const Reference& ref, std::string_
 
 Result<bool> Client::push_small_blob(const Reference& ref, std::string_view bytes) {
   const auto digest = oci::Digest::sha256_of(bytes);
-  HWIMG_TRY_ASSIGN(const auto present, head_blob(ref, digest));
+  // Asked with the push scope the upload needs, so a token registry issues one token, not two.
+  HWIMG_TRY_ASSIGN(const auto present, m_impl->head_blob(ref, digest, m_impl->push(ref)));
   if (present) return false;
   const auto what = fmt::format("push blob {} to {}", digest.str(), ref.name());
   Request start{Method::post, fmt::format("/v2/{}/blobs/uploads/", ref.repository)};
@@ -183,12 +185,16 @@ Result<bool> Client::push_small_blob(const Reference& ref, std::string_view byte
 }
 
 Result<std::optional<std::int64_t>> Client::head_blob(const Reference& ref, const oci::Digest& digest) {
+  return m_impl->head_blob(ref, digest, m_impl->pull(ref));
+}
+
+Result<std::optional<std::int64_t>> Client::Impl::head_blob(const Reference& ref, const oci::Digest& digest,
+                                                            const Scopes& scopes) {
   const auto what = fmt::format("check blob {} in {}", digest.str(), ref.name());
-  HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
+  HWIMG_TRY(with_context(connect(ref), "failed to " + what));
   Request request{Method::head, fmt::format("/v2/{}/blobs/{}", ref.repository, digest.str())};
   request.follow_redirects = true;
-  HWIMG_TRY_ASSIGN(const auto response,
-                   expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200, 404}, what));
+  HWIMG_TRY_ASSIGN(const auto response, expect_status(exchange_now(ref, std::move(request), scopes), {200, 404}, what));
   if (response.status == 404) return std::optional<std::int64_t>();
   const auto length = response.header("content-length").value_or("0");
   std::int64_t size = 0;
