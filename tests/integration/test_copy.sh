@@ -38,7 +38,9 @@ step "--variant within one registry: a reduced index of unchanged manifests, eve
 mark=$(wc -l <"$REG_one_DIR/registry.log")
 hw_ok copy "${tls[@]}" "$one/src/app:v1" "$one/mirror/app" --variant cuda12.8-sm90-x86-64-v3 --variant cuda12.8-sm100-x86-64-v1
 assert_contains "$OUT" "copied $one/src/app:v1 to $one/mirror/app:v1@sha256:" "summary line"
-assert_contains "$OUT" "2 of 32 variants; blobs: 4 mounted, 0 streamed from the source registry, 0 uploaded" "mounts"
+# 4 of the image and 3 of the two NFD artifacts push attached (their shared config, two specs).
+assert_contains "$OUT" "2 of 32 variants; blobs: 7 mounted, 0 streamed from the source registry, 0 uploaded" "mounts"
+assert_contains "$OUT" "; 3 tags; 2 referrers" "the variants' referrers came along"
 index=$(raw "$sk_one" "$one/mirror/app:v1")
 assert_eq "cuda12.8-sm90-x86-64-v3 cuda12.8-sm100-x86-64-v1" "$(jq -r '[.manifests[].annotations["org.hwimg.variant"]] | join(" ")' <<<"$index")" "variants kept, in index order"
 for v in cuda12.8-sm90-x86-64-v3 cuda12.8-sm100-x86-64-v1; do
@@ -47,7 +49,16 @@ for v in cuda12.8-sm90-x86-64-v3 cuda12.8-sm100-x86-64-v1; do
 done
 requests=$(since "$REG_one_DIR" "$mark")
 assert_eq 0 "$(grep -c 'GET /v2/[^ ]*/blobs/' <<<"$requests" || true)" "blob downloads within one registry"
-assert_eq 4 "$(grep -c 'POST /v2/mirror/app/blobs/uploads/?.*mount=.*" 201' <<<"$requests" || true)" "mounts seen by the registry"
+assert_eq 7 "$(grep -c 'POST /v2/mirror/app/blobs/uploads/?.*mount=.*" 201' <<<"$requests" || true)" "mounts seen by the registry"
+for v in cuda12.8-sm90-x86-64-v3 cuda12.8-sm100-x86-64-v1; do
+  d=$(variant_digest "$v")
+  listed=$(raw "$sk_one" "$one/mirror/app:sha256-${d#sha256:}")
+  assert_eq "application/vnd.nfd.image-compatibility.v1alpha1" "$(jq -r '.manifests[].artifactType' <<<"$listed")" "$v: its NFD artifact listed under the referrers tag"
+  hw_ok compat show "${tls[@]}" "$one/src/app:v1" --variant "$v"
+  want_spec=$OUT
+  hw_ok compat show "${tls[@]}" "$one/mirror/app:v1" --variant "$v"
+  assert_eq "$want_spec" "$OUT" "$v: the same NFD spec at the destination"
+done
 skopeo copy -q --all --src-cert-dir "$REG_one_DIR/certs" --src-creds "hwimg:$(cat "$REG_one_DIR/password")" \
   "docker://$one/mirror/app:v1" "oci:$TEST_TMP/skopeo-back:v1" || fail "skopeo could not copy the reduced index"
 
@@ -66,10 +77,13 @@ assert_eq "$index_digest" "sha256:$(raw "$sk_one" "$one/whole/app:v1" | sha256su
 
 step "to another registry: blobs streamed through, the second copy finds them there"
 hw_ok copy "${tls[@]}" "$one/src/app:v1" "$two/other/app:v7" --variant cuda12.8-sm90-x86-64-v3
-assert_contains "$OUT" "1 of 32 variants; blobs: 0 mounted, 2 streamed from the source registry" "streamed"
+assert_contains "$OUT" "1 of 32 variants; blobs: 0 mounted, 4 streamed from the source registry" "streamed"
+assert_contains "$OUT" "; 1 referrers" "the referrer streamed too"
 assert_eq "$(variant_digest cuda12.8-sm90-x86-64-v3)" "sha256:$(raw "$sk_two" "$two/other/app:v7-cuda12.8-sm90-x86-64-v3" | sha256sum | cut -d' ' -f1)" "variant on the second registry"
 hw_ok copy "${tls[@]}" "$one/src/app:v1" "$two/other/app:v7" --variant cuda12.8-sm90-x86-64-v3
-assert_contains "$OUT" "blobs: 0 mounted, 0 streamed from the source registry, 0 uploaded, 2 already there" "rerun"
+assert_contains "$OUT" "blobs: 0 mounted, 0 streamed from the source registry, 0 uploaded, 4 already there" "rerun"
+d=$(variant_digest cuda12.8-sm90-x86-64-v3)
+assert_eq 1 "$(raw "$sk_two" "$two/other/app:sha256-${d#sha256:}" | jq '.manifests | length')" "a rerun lists the referrer once"
 
 step "registry to layout and back: skopeo and umoci accept it, digests agree"
 hw_ok copy "${tls[@]}" "$one/src/app:v1" "oci:$TEST_TMP/out:mirror" --variant cuda12.8-sm100-x86-64-v1 --variant cuda12.8-sm90-x86-64-v3

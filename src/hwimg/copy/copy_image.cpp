@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "hwimg/copy/layout_destination.hpp"
+#include "hwimg/copy/referrers.hpp"
 #include "hwimg/image/documents.hpp"
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/oci/media_types.hpp"
@@ -84,12 +85,22 @@ Result<CopySummary> copy_image(const CopyRequest& request) {
     return summary;
   }
   registry::ExternalBlobs external;
+  std::vector<registry::FetchedManifest> referrers;
   if (source.image.reference.kind == image::SourceKind::layout) {
     plan.layout = source.image.reference.directory;
   } else {
+    std::vector<oci::Digest> subjects;
+    for (const auto& manifest : plan.manifests) subjects.push_back(manifest.descriptor.digest);
+    if (plan.root.descriptor.digest == source.image.root.digest) subjects.push_back(plan.root.descriptor.digest);
+    HWIMG_TRY_ASSIGN(referrers, find_referrers(client, source.image.reference.registry, subjects));
+    HWIMG_TRY(add_referrer_blobs(plan, referrers));
     for (const auto& blob : plan.blobs) external.emplace(blob.digest, source.image.reference.registry);
   }
-  HWIMG_TRY_ASSIGN(summary.pushed, client.push_plan(std::move(plan), destination.registry.with_tag(tag), external));
+  const auto target = destination.registry.with_tag(tag);
+  HWIMG_TRY_ASSIGN(summary.pushed, client.push_plan(std::move(plan), target, external));
+  HWIMG_TRY(attach_referrers(client, target, referrers));
+  summary.referrers = referrers.size();
+  summary.pushed->requests = client.requests();
   summary.destination = summary.pushed->reference;
   return summary;
 }

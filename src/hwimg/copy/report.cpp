@@ -10,10 +10,10 @@ std::string summary_line(const CopyRequest& request, const CopySummary& summary)
                                     summary.variants_total == 1 ? "" : "s");
   if (const auto& pushed = summary.pushed) {
     return fmt::format("copied {} to {}@{}: {}; blobs: {} mounted, {} streamed from the source registry, {} "
-                       "uploaded, {} already there; {} manifests written, {} already there; {} tags",
+                       "uploaded, {} already there; {} manifests written, {} already there; {} tags; {} referrers",
                        request.source, summary.destination, summary.digest.str(), variants, pushed->blobs_mounted,
                        pushed->blobs_relayed, pushed->blobs_uploaded - pushed->blobs_relayed, pushed->blobs_present,
-                       pushed->manifests_pushed, pushed->manifests_present, pushed->tags.size());
+                       pushed->manifests_pushed, pushed->manifests_present, pushed->tags.size(), summary.referrers);
   }
   return fmt::format("copied {} to {}@{}: {}; {} blobs copied ({:.1f} MiB), {} already there", request.source,
                      summary.destination, summary.digest.str(), variants, summary.blobs_copied,
@@ -33,6 +33,7 @@ std::string render_json(const CopyRequest& request, const CopySummary& summary) 
                     {"present", pushed->blobs_present}};
     out["manifests"] = {{"written", pushed->manifests_pushed}, {"present", pushed->manifests_present}};
     out["tags"] = pushed->tags;
+    out["referrers"] = summary.referrers;
   } else {
     out["blobs"] = {{"copied", summary.blobs_copied},
                     {"bytes_copied", summary.bytes_copied},

@@ -1,0 +1,55 @@
+#include "hwimg/copy/referrers.hpp"
+
+#include <algorithm>
+
+#include "hwimg/oci/documents.hpp"
+#include "hwimg/oci/media_types.hpp"
+#include "hwimg/registry/referrers.hpp"
+
+namespace hwimg::copy {
+
+Result<std::vector<registry::FetchedManifest>> find_referrers(registry::Client& client,
+                                                              const registry::Reference& source,
+                                                              const std::vector<oci::Digest>& subjects) {
+  std::vector<registry::FetchedManifest> out;
+  for (const auto& subject : subjects) {
+    HWIMG_TRY_ASSIGN(const auto found, registry::list_referrers(client, source, subject, ""));
+    for (const auto& descriptor : found) {
+      // Only image manifests with a subject are referrers a registry can take back.
+      if (!oci::media_type::is_manifest(descriptor.media_type)) continue;
+      auto by_digest = source;
+      by_digest.tag.clear();
+      by_digest.digest = descriptor.digest;
+      HWIMG_TRY_ASSIGN(auto manifest, client.get_manifest(by_digest));
+      out.push_back(std::move(manifest));
+    }
+  }
+  return out;
+}
+
+Result<void> add_referrer_blobs(registry::PushPlan& plan, const std::vector<registry::FetchedManifest>& referrers) {
+  for (const auto& referrer : referrers) {
+    HWIMG_TRY_ASSIGN(const auto manifest, with_context(oci::parse_manifest(referrer.bytes),
+                                                       "failed to read referrer " + referrer.digest.str()));
+    const auto add = [&](const oci::Descriptor& blob) {
+      if (std::ranges::none_of(plan.blobs, [&](const oci::Descriptor& b) { return b.digest == blob.digest; })) {
+        plan.blobs.push_back(blob);
+      }
+    };
+    add(manifest.config);
+    for (const auto& layer : manifest.layers) add(layer);
+  }
+  plan.order_blobs();
+  return {};
+}
+
+Result<void> attach_referrers(registry::Client& client, const registry::Reference& destination,
+                              const std::vector<registry::FetchedManifest>& referrers) {
+  for (const auto& referrer : referrers) {
+    HWIMG_TRY(with_context(registry::attach_referrer(client, destination, referrer.bytes),
+                           "failed to copy referrer " + referrer.digest.str()));
+  }
+  return {};
+}
+
+}  // namespace hwimg::copy
