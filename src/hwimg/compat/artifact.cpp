@@ -52,17 +52,27 @@ Result<std::vector<oci::Descriptor>> described_variants(registry::Client& client
 constexpr unsigned max_race_attempts = 5;
 constexpr std::size_t max_attach_workers = 4;
 
+enum class Lookup { first, skip };
+
 bool registry_race(const Error& error) {
   return error.message.find("DIGEST_INVALID") != std::string::npos ||
          error.message.find("BLOB_UNKNOWN") != std::string::npos;
 }
 
 // The shared empty config is put before the first attempt; a retry puts it again with the rest.
+// After a push that changed nothing the artifact is most likely listed already: looking first
+// costs a request or two where putting it again costs four.
 Result<void> attach_one(registry::Client& client, const registry::Reference& repository,
-                        const oci::Descriptor& variant, const std::string& yaml, unsigned attempt) {
-  if (attempt > 0) HWIMG_TRY(client.push_small_blob(repository, empty_config));
+                        const oci::Descriptor& variant, const std::string& yaml, unsigned attempt, Lookup lookup) {
+  const auto manifest = artifact_manifest(variant, yaml);
+  if (lookup == Lookup::first && attempt == 0) {
+    const auto digest = oci::Digest::sha256_of(manifest);
+    HWIMG_TRY_ASSIGN(const auto listed, registry::list_referrers(client, repository, variant.digest, nfd_artifact_type));
+    if (std::ranges::any_of(listed, [&](const oci::Descriptor& d) { return d.digest == digest; })) return {};
+  }
+  if (attempt > 0 || lookup == Lookup::first) HWIMG_TRY(client.push_small_blob(repository, empty_config));
   HWIMG_TRY(client.push_small_blob(repository, yaml));
-  HWIMG_TRY(registry::attach_referrer(client, repository, artifact_manifest(variant, yaml)));
+  HWIMG_TRY(registry::attach_referrer(client, repository, manifest));
   return {};
 }
 
@@ -79,7 +89,8 @@ std::string artifact_manifest(const oci::Descriptor& subject, std::string_view y
 }
 
 Result<Attached> attach_artifacts(registry::Client& client, const registry::ClientOptions& options,
-                                     const registry::Reference& repository, const oci::Digest& root) {
+                                  const registry::Reference& repository, const oci::Digest& root, Pushed pushed) {
+  const auto lookup = pushed == Pushed::unchanged ? Lookup::first : Lookup::skip;
   auto root_ref = repository;
   root_ref.tag.clear();
   root_ref.digest = root;
@@ -90,11 +101,13 @@ Result<Attached> attach_artifacts(registry::Client& client, const registry::Clie
     HWIMG_TRY_ASSIGN(specs.emplace_back(), nfd_spec_yaml(variant));
   }
   // The config all artifacts share goes up once, before the workers would race on it.
-  if (!variants.empty()) HWIMG_TRY(with_context(client.push_small_blob(repository, empty_config), "failed to " + what));
+  if (!variants.empty() && lookup == Lookup::skip) {
+    HWIMG_TRY(with_context(client.push_small_blob(repository, empty_config), "failed to " + what));
+  }
 
   const auto attach_with_retries = [&](registry::Client& worker, std::size_t i) -> Result<void> {
     for (unsigned attempt = 0;; ++attempt) {
-      auto attached = attach_one(worker, repository, variants[i], specs[i], attempt);
+      auto attached = attach_one(worker, repository, variants[i], specs[i], attempt, lookup);
       if (attached || !registry_race(attached.error()) || attempt + 1 >= max_race_attempts) return attached;
       std::this_thread::sleep_for(std::chrono::milliseconds(100) * (1U << attempt));
     }
@@ -124,7 +137,8 @@ Result<Attached> attach_artifacts(registry::Client& client, const registry::Clie
 
 void attach_after_push(registry::Client& client, const registry::ClientOptions& options,
                        const registry::Reference& destination, registry::PushSummary& pushed, util::Output& output) {
-  const auto attached = attach_artifacts(client, options, destination, pushed.digest);
+  const auto attached = attach_artifacts(client, options, destination, pushed.digest,
+                                         pushed.manifests_pushed == 0 ? Pushed::unchanged : Pushed::changed);
   if (attached) {
     pushed.compat_artifacts = attached->artifacts;
     pushed.requests = client.requests() + attached->requests;

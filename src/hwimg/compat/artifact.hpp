@@ -30,11 +30,15 @@ struct Attached {
   std::uint64_t requests = 0;  // those of the workers' own clients
 };
 
+// Whether the push before put any manifest: an unchanged image likely has its artifacts already.
+enum class Pushed { changed, unchanged };
+
 // Attaches one artifact to every variant of the index (or to the single manifest) `root` names
 // in `repository` that carries org.hwimg.* annotations, several at once (each worker a client made
-// with `options`).
+// with `options`); after an unchanged push, only those not listed yet.
 [[nodiscard]] Result<Attached> attach_artifacts(registry::Client& client, const registry::ClientOptions& options,
-                                                   const registry::Reference& repository, const oci::Digest& root);
+                                                const registry::Reference& repository, const oci::Digest& root,
+                                                Pushed pushed = Pushed::changed);
 
 // What a push does after its image is up: attaches the artifacts and counts them in `pushed`; a
 // failure is a warning on `output` (the image itself is pushed), not an error.
