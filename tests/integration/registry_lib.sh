@@ -23,6 +23,18 @@ start_registry() {
   printf -v "REG_${name}_DIR" '%s' "$dir"
 }
 
+# tls_registry: the registry "tls" (TLS + htpasswd); sets dir, reg, password, certs (a skopeo
+# cert dir), tls (hwimg's flags) and DOCKER_CONFIG (empty: each suite logs in as it needs).
+tls_registry() {
+  start_registry tls
+  dir=$REG_tls_DIR
+  reg=$(cat "$dir/address")
+  password=$(cat "$dir/password")
+  certs="$TEST_TMP/certs"; mkdir -p "$certs"; cp "$dir/cert.pem" "$certs/ca.crt"
+  export DOCKER_CONFIG="$TEST_TMP/docker"
+  tls=(--ca-file "$dir/cert.pem")
+}
+
 # hw ARGS...: runs hwimg, teeing its output into $ALL_OUTPUT; output in $OUT, status in $STATUS.
 hw() {
   set +e

@@ -5,13 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 
-start_registry tls
-dir=$REG_tls_DIR
-reg=$(cat "$dir/address")
-password=$(cat "$dir/password")
-certs="$TEST_TMP/certs"; mkdir -p "$certs"; cp "$dir/cert.pem" "$certs/ca.crt"
-export DOCKER_CONFIG="$TEST_TMP/docker"
-tls=(--ca-file "$dir/cert.pem")
+tls_registry
 hw_ok login "$reg" --username hwimg --password-stdin "${tls[@]}" <<< "$password"
 raw() { skopeo inspect --raw --cert-dir "$certs" --creds "hwimg:$password" "docker://$1"; }
 blob() { curl -sSf --cacert "$dir/cert.pem" -u "hwimg:$password" "https://$reg/v2/$1/blobs/$2"; }

@@ -3,14 +3,8 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 
-start_registry tls
-dir=$REG_tls_DIR
-reg=$(cat "$dir/address")
-password=$(cat "$dir/password")
-certs="$TEST_TMP/certs"; mkdir -p "$certs"; cp "$dir/cert.pem" "$certs/ca.crt"
-export DOCKER_CONFIG="$TEST_TMP/docker"
+tls_registry
 skopeo_creds="hwimg:$password"
-tls=(--ca-file "$dir/cert.pem")
 
 step "login checks the password and stores it with mode 0600"
 hw_fails login "$reg" --username hwimg --password-stdin "${tls[@]}" <<< "wrong-$password"
