@@ -52,28 +52,26 @@ Result<std::vector<oci::Descriptor>> described_variants(registry::Client& client
 constexpr unsigned max_race_attempts = 5;
 constexpr std::size_t max_attach_workers = 4;
 
-enum class Lookup { first, skip };
-
 bool registry_race(const Error& error) {
   return error.message.find("DIGEST_INVALID") != std::string::npos ||
          error.message.find("BLOB_UNKNOWN") != std::string::npos;
 }
 
 // The shared empty config is put before the first attempt; a retry puts it again with the rest.
-// After a push that changed nothing the artifact is most likely listed already: looking first
-// costs a request or two where putting it again costs four.
 Result<void> attach_one(registry::Client& client, const registry::Reference& repository,
-                        const oci::Descriptor& variant, const std::string& yaml, unsigned attempt, Lookup lookup) {
-  const auto manifest = artifact_manifest(variant, yaml);
-  if (lookup == Lookup::first && attempt == 0) {
-    const auto digest = oci::Digest::sha256_of(manifest);
-    HWIMG_TRY_ASSIGN(const auto listed, registry::list_referrers(client, repository, variant.digest, nfd_artifact_type));
-    if (std::ranges::any_of(listed, [&](const oci::Descriptor& d) { return d.digest == digest; })) return {};
-  }
-  if (attempt > 0 || lookup == Lookup::first) HWIMG_TRY(client.push_small_blob(repository, empty_config));
+                        const oci::Descriptor& variant, const std::string& yaml, unsigned attempt) {
+  if (attempt > 0) HWIMG_TRY(client.push_small_blob(repository, empty_config));
   HWIMG_TRY(client.push_small_blob(repository, yaml));
-  HWIMG_TRY(registry::attach_referrer(client, repository, manifest));
+  HWIMG_TRY(registry::attach_referrer(client, repository, artifact_manifest(variant, yaml)));
   return {};
+}
+
+// Whether the variant's artifact for `yaml` is listed among its referrers already.
+Result<bool> artifact_listed(registry::Client& client, const registry::Reference& repository,
+                             const oci::Descriptor& variant, const std::string& yaml) {
+  const auto digest = oci::Digest::sha256_of(artifact_manifest(variant, yaml));
+  HWIMG_TRY_ASSIGN(const auto listed, registry::list_referrers(client, repository, variant.digest, nfd_artifact_type));
+  return std::ranges::any_of(listed, [&](const oci::Descriptor& d) { return d.digest == digest; });
 }
 
 }  // namespace
@@ -90,24 +88,31 @@ std::string artifact_manifest(const oci::Descriptor& subject, std::string_view y
 
 Result<Attached> attach_artifacts(registry::Client& client, const registry::ClientOptions& options,
                                   const registry::Reference& repository, const oci::Digest& root, Pushed pushed) {
-  const auto lookup = pushed == Pushed::unchanged ? Lookup::first : Lookup::skip;
   auto root_ref = repository;
   root_ref.tag.clear();
   root_ref.digest = root;
   const auto what = fmt::format("attach NFD compatibility artifacts to {}", root_ref.str());
-  HWIMG_TRY_ASSIGN(const auto variants, with_context(described_variants(client, root_ref), "failed to " + what));
+  HWIMG_TRY_ASSIGN(const auto described, with_context(described_variants(client, root_ref), "failed to " + what));
+  std::vector<oci::Descriptor> variants;
   std::vector<std::string> specs;
-  for (const auto& variant : variants) {
-    HWIMG_TRY_ASSIGN(specs.emplace_back(), nfd_spec_yaml(variant));
+  for (const auto& variant : described) {
+    HWIMG_TRY_ASSIGN(auto yaml, nfd_spec_yaml(variant));
+    // After a push that changed nothing the artifacts are most likely listed already: a look on
+    // this client's warm connection costs less than the workers' new ones and a second put.
+    if (pushed == Pushed::unchanged) {
+      HWIMG_TRY_ASSIGN(const auto listed, with_context(artifact_listed(client, repository, variant, yaml),
+                                                       "failed to " + what));
+      if (listed) continue;
+    }
+    variants.push_back(variant);
+    specs.push_back(std::move(yaml));
   }
   // The config all artifacts share goes up once, before the workers would race on it.
-  if (!variants.empty() && lookup == Lookup::skip) {
-    HWIMG_TRY(with_context(client.push_small_blob(repository, empty_config), "failed to " + what));
-  }
+  if (!variants.empty()) HWIMG_TRY(with_context(client.push_small_blob(repository, empty_config), "failed to " + what));
 
   const auto attach_with_retries = [&](registry::Client& worker, std::size_t i) -> Result<void> {
     for (unsigned attempt = 0;; ++attempt) {
-      auto attached = attach_one(worker, repository, variants[i], specs[i], attempt, lookup);
+      auto attached = attach_one(worker, repository, variants[i], specs[i], attempt);
       if (attached || !registry_race(attached.error()) || attempt + 1 >= max_race_attempts) return attached;
       std::this_thread::sleep_for(std::chrono::milliseconds(100) * (1U << attempt));
     }
@@ -116,8 +121,8 @@ Result<Attached> attach_artifacts(registry::Client& client, const registry::Clie
   // take the variants in turn, so eight variants cost two rounds rather than eight.
   const auto workers = std::min<std::size_t>(variants.size(), max_attach_workers);
   std::vector<std::future<Result<std::uint64_t>>> results;
-  {
-    util::ThreadPool pool(static_cast<unsigned>(std::max<std::size_t>(workers, 1)));
+  if (workers > 0) {
+    util::ThreadPool pool(static_cast<unsigned>(workers));
     for (std::size_t w = 0; w < workers; ++w) {
       results.push_back(pool.submit([&, w]() -> Result<std::uint64_t> {
         HWIMG_TRY_ASSIGN(auto worker, registry::Client::create(options));
@@ -126,7 +131,7 @@ Result<Attached> attach_artifacts(registry::Client& client, const registry::Clie
       }));
     }
   }
-  Attached out{variants.size(), 0};
+  Attached out{described.size(), 0};
   for (auto& result : results) {
     auto r = result.get();
     if (!r) return std::unexpected(r.error().context("failed to " + what));
