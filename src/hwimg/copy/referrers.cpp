@@ -1,7 +1,5 @@
 #include "hwimg/copy/referrers.hpp"
 
-#include <algorithm>
-
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/referrers.hpp"
@@ -31,13 +29,7 @@ Result<void> add_referrer_blobs(registry::PushPlan& plan, const std::vector<regi
   for (const auto& referrer : referrers) {
     HWIMG_TRY_ASSIGN(const auto manifest, with_context(oci::parse_manifest(referrer.bytes),
                                                        "failed to read referrer " + referrer.digest.str()));
-    const auto add = [&](const oci::Descriptor& blob) {
-      if (std::ranges::none_of(plan.blobs, [&](const oci::Descriptor& b) { return b.digest == blob.digest; })) {
-        plan.blobs.push_back(blob);
-      }
-    };
-    add(manifest.config);
-    for (const auto& layer : manifest.layers) add(layer);
+    plan.add_blobs_of(manifest);
   }
   plan.order_blobs();
   return {};

@@ -13,6 +13,15 @@ namespace hwimg::registry {
 Result<void> PushPlan::add_manifest(PlannedManifest planned) {
   HWIMG_TRY_ASSIGN(const auto manifest, with_context(oci::parse_manifest(planned.bytes),
                                                      "failed to read manifest " + planned.descriptor.digest.str()));
+  add_blobs_of(manifest);
+  if (!planned.tag.empty()) {
+    HWIMG_TRY(with_context(validate_registry_tag(planned.tag), "failed to plan the push"));
+  }
+  manifests.push_back(std::move(planned));
+  return {};
+}
+
+void PushPlan::add_blobs_of(const oci::Manifest& manifest) {
   const auto add_blob = [this](const oci::Descriptor& blob) {
     if (std::ranges::none_of(blobs, [&](const oci::Descriptor& b) { return b.digest == blob.digest; })) {
       blobs.push_back(blob);
@@ -20,11 +29,6 @@ Result<void> PushPlan::add_manifest(PlannedManifest planned) {
   };
   add_blob(manifest.config);
   for (const auto& layer : manifest.layers) add_blob(layer);
-  if (!planned.tag.empty()) {
-    HWIMG_TRY(with_context(validate_registry_tag(planned.tag), "failed to plan the push"));
-  }
-  manifests.push_back(std::move(planned));
-  return {};
 }
 
 void PushPlan::order_blobs() {

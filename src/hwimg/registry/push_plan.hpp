@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hwimg/oci/descriptor.hpp"
+#include "hwimg/oci/documents.hpp"
 #include "hwimg/util/error.hpp"
 
 namespace hwimg::registry {
@@ -28,6 +29,8 @@ struct PushPlan {
   // Adds a variant manifest (or, for a single image, the root's own manifest) and its config and
   // layers to `blobs`; checks the manifest's JSON and the tag's grammar.
   [[nodiscard]] Result<void> add_manifest(PlannedManifest manifest);
+  // Adds the config and layers of `manifest` to `blobs`, each once.
+  void add_blobs_of(const oci::Manifest& manifest);
   // Orders `blobs` largest first, so the long uploads start first.
   void order_blobs();
 };
