@@ -138,11 +138,6 @@ run_variant() {
 }
 
 # Registry logs: requests since a mark.
-log_mark() { wc -l <"$1/registry.log"; }
-requests_since() { # requests_since DIR MARK: "METHOD PATH STATUS" per request, 401 challenges left out
-  tail -n +"$(($2 + 1))" "$1/registry.log" | grep -o '"[A-Z]* /v2/[^"]*" [0-9]*' | grep -v '" 401$' |
-    sed -E 's/^"([A-Z]+) ([^ ]*) HTTP[^"]*" /\1 \2 /' || true
-}
 count_lines() { if [ -z "$1" ]; then echo 0; else grep -c . <<<"$1"; fi; }
 
 # main_registry: the registry "main" (TLS + htpasswd) holding the Debian runtime image as

@@ -23,13 +23,20 @@ start_registry() {
   printf -v "REG_${name}_DIR" '%s' "$dir"
 }
 
-# tls_registry: the registry "tls" (TLS + htpasswd); sets dir, reg, password, certs (a skopeo
-# cert dir), tls (hwimg's flags) and DOCKER_CONFIG (empty: each suite logs in as it needs).
-tls_registry() {
-  start_registry tls
-  dir=$REG_tls_DIR
+# use_registry NAME [OPTIONS]: start_registry, then sets dir, reg and password to its directory,
+# address and password.
+use_registry() {
+  start_registry "$@"
+  local dir_var="REG_$1_DIR"
+  dir=${!dir_var}
   reg=$(cat "$dir/address")
   password=$(cat "$dir/password")
+}
+
+# tls_registry: the registry "tls" (TLS + htpasswd) by use_registry; also sets certs (a skopeo
+# cert dir), tls (hwimg's flags) and DOCKER_CONFIG (empty: each suite logs in as it needs).
+tls_registry() {
+  use_registry tls
   certs="$TEST_TMP/certs"; mkdir -p "$certs"; cp "$dir/cert.pem" "$certs/ca.crt"
   export DOCKER_CONFIG="$TEST_TMP/docker"
   tls=(--ca-file "$dir/cert.pem")
@@ -50,6 +57,12 @@ hw_ok() {
 hw_fails() {
   hw "$@"
   [ "$STATUS" != 0 ] || fail "hwimg $1 should have failed: $OUT"
+}
+
+log_mark() { wc -l <"$1/registry.log"; }
+requests_since() { # requests_since DIR MARK: "METHOD PATH STATUS" per request, 401 challenges left out
+  tail -n +"$(($2 + 1))" "$1/registry.log" | grep -o '"[A-Z]* /v2/[^"]*" [0-9]*' | grep -v '" 401$' |
+    sed -E 's/^"([A-Z]+) ([^ ]*) HTTP[^"]*" /\1 \2 /' || true
 }
 
 # count_blob_uploads LOG: finished blob uploads in a registry log (PUT to an upload session -> 201).

@@ -115,9 +115,7 @@ assert_contains "$ERR" "hwimg: error:" "error line"
 
 step "from a registry (TLS, password): the same verdicts, by tag and by digest"
 source "$(dirname "$0")/registry_lib.sh"
-start_registry check
-dir=$REG_check_DIR
-reg=$(cat "$dir/address")
+use_registry check
 export DOCKER_CONFIG="$TEST_TMP/docker"
 tls=(--ca-file "$dir/cert.pem")
 hw_ok login "$reg" --username hwimg --password-stdin "${tls[@]}" < "$dir/password"

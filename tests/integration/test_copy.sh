@@ -26,7 +26,6 @@ sk_one=$(sk "$REG_one_DIR"); sk_two=$(sk "$REG_two_DIR")
 raw() { skopeo inspect --raw $1 "docker://$2"; }  # raw SKOPEO-FLAGS REF
 data="$HWIMG_SOURCE_DIR/tests/data/select"
 compatible() { "$HWIMG" select --host "$1" --format json "oci:$layout:v1" 2>/dev/null | jq -r '.candidates[] | select(.compatible) | .variant'; }
-since() { tail -n +"$(($2 + 1))" "$1/registry.log" | grep -o '"[A-Z]* /v2/[^"]*" [0-9]*' | grep -v '" 401$' || true; }
 
 layout="$TEST_TMP/layout"
 index_digest=$(make_layout "$layout" v1 --gpu-matrix 32)
@@ -35,7 +34,7 @@ variant_digest() { jq -r --arg v "$1" '.manifests[] | select(.annotations["org.h
   "$layout/blobs/sha256/${index_digest#sha256:}"; }
 
 step "--variant within one registry: a reduced index of unchanged manifests, every blob mounted"
-mark=$(wc -l <"$REG_one_DIR/registry.log")
+mark=$(log_mark "$REG_one_DIR")
 hw_ok copy "${tls[@]}" "$one/src/app:v1" "$one/mirror/app" --variant cuda12.8-sm90-x86-64-v3 --variant cuda12.8-sm100-x86-64-v1
 assert_contains "$OUT" "copied $one/src/app:v1 to $one/mirror/app:v1@sha256:" "summary line"
 # 4 of the image and 3 of the two NFD artifacts push attached (their shared config, two specs).
@@ -47,9 +46,9 @@ for v in cuda12.8-sm90-x86-64-v3 cuda12.8-sm100-x86-64-v1; do
   assert_eq "$(variant_digest "$v")" "$(jq -r --arg v "$v" '.manifests[] | select(.annotations["org.hwimg.variant"] == $v) | .digest' <<<"$index")" "$v digest unchanged"
   assert_eq "$(variant_digest "$v")" "sha256:$(raw "$sk_one" "$one/mirror/app:v1-$v" | sha256sum | cut -d' ' -f1)" "tag v1-$v"
 done
-requests=$(since "$REG_one_DIR" "$mark")
+requests=$(requests_since "$REG_one_DIR" "$mark")
 assert_eq 0 "$(grep -c 'GET /v2/[^ ]*/blobs/' <<<"$requests" || true)" "blob downloads within one registry"
-assert_eq 7 "$(grep -c 'POST /v2/mirror/app/blobs/uploads/?.*mount=.*" 201' <<<"$requests" || true)" "mounts seen by the registry"
+assert_eq 7 "$(grep -c 'POST /v2/mirror/app/blobs/uploads/?.*mount=.* 201$' <<<"$requests" || true)" "mounts seen by the registry"
 for v in cuda12.8-sm90-x86-64-v3 cuda12.8-sm100-x86-64-v1; do
   d=$(variant_digest "$v")
   listed=$(raw "$sk_one" "$one/mirror/app:sha256-${d#sha256:}")

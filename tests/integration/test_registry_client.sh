@@ -7,9 +7,7 @@ source "$(dirname "$0")/registry_lib.sh"
 unit_tests="${HWIMG_BUILD_DIR:-$(dirname "$HWIMG")}/hwimg_unit_tests"
 [ -x "$unit_tests" ] || skip "hwimg_unit_tests is not built"
 
-start_registry client --no-tls
-reg=$(cat "$REG_client_DIR/address")
-password=$(cat "$REG_client_DIR/password")
+use_registry client --no-tls
 port_file="$TEST_TMP/proxy.port"
 python3 "$PROXY" --upstream "$reg" --port-file "$port_file" --paginate-tags 2 --log "$TEST_TMP/proxy.log" &
 add_cleanup "kill $! 2>/dev/null"

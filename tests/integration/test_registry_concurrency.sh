@@ -6,10 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 
-start_registry conc
-dir=$REG_conc_DIR
-reg=$(cat "$dir/address")
-password=$(cat "$dir/password")
+use_registry conc
 certs="$TEST_TMP/certs"; mkdir -p "$certs"; cp "$dir/cert.pem" "$certs/ca.crt"
 flags=(--ca-file "$dir/cert.pem" --docker-config "$TEST_TMP/docker")
 hw_ok login "$reg" --username hwimg --password-stdin "${flags[@]}" < "$dir/password"

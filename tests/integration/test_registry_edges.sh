@@ -6,10 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 
-start_registry edges --no-tls
-dir=$REG_edges_DIR
-reg=$(cat "$dir/address")
-password=$(cat "$dir/password")
+use_registry edges --no-tls
 auth_of() { printf '{"auths":{"%s":{"auth":"%s"}}}' "$1" "$(printf '%s' "$2" | base64 -w0)"; }
 good="$TEST_TMP/good"; wrong="$TEST_TMP/wrong"; mkdir -p "$good" "$wrong"
 auth_of "$reg" "hwimg:$password" > "$good/config.json"

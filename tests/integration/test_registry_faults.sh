@@ -4,10 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 
-start_registry faults --no-tls
-dir=$REG_faults_DIR
-reg=$(cat "$dir/address")
-password=$(cat "$dir/password")
+use_registry faults --no-tls
 export DOCKER_CONFIG="$TEST_TMP/docker"
 mkdir -p "$DOCKER_CONFIG"
 

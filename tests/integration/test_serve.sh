@@ -8,10 +8,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
 
-start_registry srv
-dir=$REG_srv_DIR
-reg=$(cat "$dir/address")
-password=$(cat "$dir/password")
+use_registry srv
 node_config="$TEST_TMP/node-docker"
 export DOCKER_CONFIG="$node_config"
 tls=(--ca-file "$dir/cert.pem")
