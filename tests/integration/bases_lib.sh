@@ -155,11 +155,7 @@ main_registry() {
 stalling_proxy() {
   base_registry plain --no-tls
   put plain "oci:$IMAGE_big:bookworm" debian/big:64 --all
-  port_file=$TEST_TMP/proxy.port
-  python3 "$PROXY" --upstream "$REG_plain" --port-file "$port_file" --stall-blob-gets 1 --log "$TEST_TMP/proxy.log" &
-  add_cleanup "kill $! 2>/dev/null"
-  for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-  [ -s "$port_file" ] || fail "the proxy did not start"
-  proxy=127.0.0.1:$(cat "$port_file")
+  start_proxy proxy --upstream "$REG_plain" --stall-blob-gets 1
+  proxy=$PROXY_ADDR port_file=$TEST_TMP/proxy.port
   add_auth "$proxy" "$(cat "$REG_plain_DIR/password")"
 }

@@ -42,6 +42,20 @@ tls_registry() {
   tls=(--ca-file "$dir/cert.pem")
 }
 
+# start_proxy NAME ARGS...: a registry_proxy.py (ARGS: --upstream ADDR and its faults) with its port
+# file in $TEST_TMP/NAME.port (the proxy puts NAME.port.stalled/.hung beside it) and its log in
+# $TEST_TMP/NAME.log; sets PROXY_ADDR to 127.0.0.1:PORT.
+start_proxy() {
+  local name=$1; shift
+  local port_file="$TEST_TMP/$name.port"
+  python3 "$PROXY" --port-file "$port_file" --log "$TEST_TMP/$name.log" "$@" &
+  add_cleanup "kill $! 2>/dev/null"
+  for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
+  [ -s "$port_file" ] || fail "proxy $name did not start"
+  touch "$TEST_TMP/$name.log"
+  PROXY_ADDR="127.0.0.1:$(cat "$port_file")"
+}
+
 # hw ARGS...: runs hwimg, teeing its output into $ALL_OUTPUT; output in $OUT, status in $STATUS.
 hw() {
   set +e

@@ -23,6 +23,8 @@
   ignores n and last).
 --hang-after-uploads N: after N finished blob uploads (PUT answered 201) every later request
   gets no answer; the file FILE.hung appears beside the port file.
+--refuse-subject: manifest PUTs whose JSON has a "subject" are answered 400 MANIFEST_INVALID without
+  forwarding, as registries that predate image-spec 1.1 refuse referrers.
 --stall-blob-gets N: the first N GETs of blobs over 1 MiB answered 200 send their headers and half
   the body, then nothing more (the connection is held open); the file FILE.stalled appears beside
   the port file once the half has been sent.
@@ -54,6 +56,7 @@ def main():
     parser.add_argument("--hang-after-uploads", type=int, default=-1)
     parser.add_argument("--paginate-tags", type=int, default=0)
     parser.add_argument("--stall-blob-gets", type=int, default=0)
+    parser.add_argument("--refuse-subject", action="store_true")
     parser.add_argument("--log", default=os.devnull)
     args = parser.parse_args()
     host, port = (args.upstream or "127.0.0.1:0").rsplit(":", 1)
@@ -151,6 +154,10 @@ def main():
                 if self.command != "HEAD":
                     self.wfile.write(payload)
                 return
+            if args.refuse_subject and self.command == "PUT" and "/manifests/" in path and b'"subject"' in body:
+                note("refuse-subject PUT %s" % path.split("?")[0])
+                payload = b'{"errors":[{"code":"MANIFEST_INVALID","message":"manifest invalid"}]}'
+                return self.reply(400, [("Content-Type", "application/json")], payload)
             upstream = http.client.HTTPConnection(host, int(port), timeout=60)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
             upstream.request(self.command, path, body=body if self.command not in ("GET", "HEAD") or body else None,

@@ -61,12 +61,48 @@ hw_fails compat show "${tls[@]}" "$reg/demo/stencil:1.0" --variant cpu-x86-64-v9
 assert_eq 2 "$STATUS" "exit status for an unknown variant"
 assert_contains "$OUT" "no variant \"cpu-x86-64-v9\"" "unknown variant"
 
-step "pushing again keeps one referrer per variant and rewrites no tag index"
+step "pushing again keeps one referrer per variant and writes nothing"
 before=$(for d in $variants; do raw "$reg/demo/stencil:sha256-${d#sha256:}" | sha256sum; done)
+mark=$(log_mark "$dir")
 hw_ok push "${tls[@]}" "oci:$layout:1.0" "$reg/demo/stencil:1.0"
 assert_contains "$OUT" "; 2 compat artifacts attached;" "second push summary"
+assert_eq "" "$(requests_since "$dir" "$mark" | grep -v '^HEAD \|^GET ' || true)" "writes of an unchanged push"
 after=$(for d in $variants; do raw "$reg/demo/stencil:sha256-${d#sha256:}" | sha256sum; done)
 assert_eq "$before" "$after" "referrers indexes after the second push"
+
+step "the artifacts go up with the image: blobs beside its blobs, manifests beside the index"
+mark=$(log_mark "$dir")
+hw_ok push "${tls[@]}" "oci:$layout:1.0" "$reg/demo/together:1.0"
+assert_contains "$OUT" "; 2 compat artifacts attached;" "push to a new repository"
+requests_since "$dir" "$mark" > "$TEST_TMP/together.log"
+# Each variant: its artifact manifest put by digest, its referrers tag read (404) and written once.
+for digest in $variants; do
+  assert_eq 1 "$(grep -c "^PUT /v2/demo/together/manifests/sha256-${digest#sha256:} 201" "$TEST_TMP/together.log")" \
+    "one write of ${digest}'s referrers tag"
+done
+assert_eq 2 "$(grep -c '^PUT /v2/demo/together/manifests/sha256:[0-9a-f]* 201' "$TEST_TMP/together.log")" \
+  "artifact manifests put by digest"
+# A variant's tag, then its artifact, then its referrers tag: nothing names what is not there yet.
+for digest in $variants; do
+  id=$(jq -r --arg d "$digest" '.manifests[] | select(.digest == $d) | .annotations["org.hwimg.variant"]' <<<"$index")
+  artifact=$(raw "$reg/demo/together:sha256-${digest#sha256:}" | jq -r '.manifests[0].digest')
+  at() { grep -n "^PUT /v2/demo/together/manifests/$1 201" "$TEST_TMP/together.log" | cut -d: -f1; }
+  order="$(at "1.0-$id") $(at "$artifact") $(at "sha256-${digest#sha256:}")"
+  assert_eq "$(tr ' ' '\n' <<<"$order" | sort -n | xargs)" "$order" "write order for $id (variant, artifact, tag)"
+  assert_eq 3 "$(wc -w <<<"$order")" "writes for $id"
+done
+
+step "a registry that refuses manifests with a subject: the image is pushed, each artifact a warning"
+start_registry plain --no-tls --no-auth
+start_proxy refusing --upstream "$(cat "$REG_plain_DIR/address")" --refuse-subject
+hw push --plain-http "oci:$layout:1.0" "$PROXY_ADDR/demo/refused:1.0"
+assert_eq 0 "$STATUS" "exit status when the artifacts are refused ($OUT)"
+assert_eq 2 "$(grep -c '^hwimg: warning: failed to push referrer sha256:[0-9a-f]* of sha256:[0-9a-f]*: HTTP 400 MANIFEST_INVALID' <<<"$OUT")" \
+  "one warning per refused artifact"
+assert_contains "$OUT" "; 0 compat artifacts attached;" "refused artifacts are not counted"
+assert_eq "$(raw "$reg/demo/stencil:1.0")" \
+  "$(skopeo inspect --raw --tls-verify=false "docker://$(cat "$REG_plain_DIR/address")/demo/refused:1.0")" "the image itself"
+assert_eq 2 "$(grep -c '^refuse-subject PUT' "$TEST_TMP/refusing.log")" "artifacts the proxy refused"
 
 step "--no-compat attaches none"
 hw_ok push "${tls[@]}" --no-compat "oci:$layout:1.0" "$reg/demo/plain:1.0"

@@ -104,11 +104,8 @@ start_registry plain --no-tls --no-auth
 plain=$(cat "$REG_plain_DIR/address")
 make_layout "$TEST_TMP/big" v1 --variants 2 --shared-size $((4 << 20)) >/dev/null
 hw_ok push --plain-http "oci:$TEST_TMP/big:v1" "$plain/big/app:v1"
-port_file=$TEST_TMP/proxy.port
-python3 "$PROXY" --upstream "$plain" --port-file "$port_file" --stall-blob-gets 1 --log "$TEST_TMP/proxy.log" &
-add_cleanup "kill $! 2>/dev/null"
-for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-proxy=127.0.0.1:$(cat "$port_file")
+start_proxy proxy --upstream "$plain" --stall-blob-gets 1
+proxy=$PROXY_ADDR port_file=$TEST_TMP/proxy.port
 hw_ok copy "${tls[@]}" "$one/src/app:v1" "oci:$TEST_TMP/killed:v0" --variant cuda12.8-sm90-x86-64-v3
 "$HWIMG" copy --plain-http "$proxy/big/app:v1" "oci:$TEST_TMP/killed:v1" >"$TEST_TMP/killed.log" 2>&1 &
 copier=$!
@@ -123,10 +120,8 @@ hw_ok copy --plain-http "$proxy/big/app:v1" "oci:$TEST_TMP/killed:v1"
 skopeo copy -q --all "oci:$TEST_TMP/killed:v1" "oci:$TEST_TMP/killed-check:v1" || fail "skopeo cannot read the finished copy"
 
 step "a registry answering bytes that do not match the digest: refused, named"
-python3 "$PROXY" --upstream "$plain" --port-file "$TEST_TMP/tamper.port" --tamper wrong-digest --log "$TEST_TMP/tamper.log" &
-add_cleanup "kill $! 2>/dev/null"
-for _ in $(seq 1 100); do [ -s "$TEST_TMP/tamper.port" ] && break; sleep 0.05; done
-hw_fails copy --plain-http "127.0.0.1:$(cat "$TEST_TMP/tamper.port")/big/app:v1" "oci:$TEST_TMP/tampered:v1"
+start_proxy tamper --upstream "$plain" --tamper wrong-digest
+hw_fails copy --plain-http "$PROXY_ADDR/big/app:v1" "oci:$TEST_TMP/tampered:v1"
 echo "$OUT" >"$TEST_TMP/tampered.out"; assert_contains "$OUT" "wrong digest: Docker-Content-Digest says sha256:" "tampered manifest refused, digests named"
 [ ! -e "$TEST_TMP/tampered/index.json" ] || assert_eq "" "$(jq -r '.manifests[].annotations["org.opencontainers.image.ref.name"]' "$TEST_TMP/tampered/index.json")" "nothing tagged after a refused copy"
 

@@ -8,12 +8,8 @@ unit_tests="${HWIMG_BUILD_DIR:-$(dirname "$HWIMG")}/hwimg_unit_tests"
 [ -x "$unit_tests" ] || skip "hwimg_unit_tests is not built"
 
 use_registry client --no-tls
-port_file="$TEST_TMP/proxy.port"
-python3 "$PROXY" --upstream "$reg" --port-file "$port_file" --paginate-tags 2 --log "$TEST_TMP/proxy.log" &
-add_cleanup "kill $! 2>/dev/null"
-for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-[ -s "$port_file" ] || fail "the proxy did not start"
-proxy="127.0.0.1:$(cat "$port_file")"
+start_proxy proxy --upstream "$reg" --paginate-tags 2
+proxy=$PROXY_ADDR
 export DOCKER_CONFIG="$TEST_TMP/docker"
 mkdir -p "$DOCKER_CONFIG"
 printf '{"auths":{"%s":{"auth":"%s"}}}' "$proxy" "$(printf 'hwimg:%s' "$password" | base64 -w0)" > "$DOCKER_CONFIG/config.json"

@@ -18,18 +18,6 @@ layout="$TEST_TMP/layout"
 index_digest=$(make_layout "$layout" v1 --variants 2)
 DOCKER_CONFIG="$good" hw_ok push --plain-http "oci:$layout:v1" "$reg/edge/app"
 
-# start_proxy NAME ARGS...: sets PROXY_ADDR (127.0.0.1:PORT) of a registry_proxy.py; log in $TEST_TMP/NAME.log.
-start_proxy() {
-  local name=$1; shift
-  local port_file="$TEST_TMP/$name.port"
-  python3 "$PROXY" --port-file "$port_file" --log "$TEST_TMP/$name.log" "$@" &
-  add_cleanup "kill $! 2>/dev/null"
-  for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-  [ -s "$port_file" ] || fail "proxy $name did not start"
-  touch "$TEST_TMP/$name.log"
-  PROXY_ADDR="127.0.0.1:$(cat "$port_file")"
-}
-
 step "DOCKER_AUTH_CONFIG comes before the config file; an explicit --docker-config is the only source"
 DOCKER_CONFIG="$wrong" DOCKER_AUTH_CONFIG=$(auth_of "$reg" "hwimg:$password") hw_ok inspect --plain-http "$reg/edge/app:v1"
 assert_contains "$OUT" "$index_digest" "credentials from DOCKER_AUTH_CONFIG"

@@ -8,16 +8,10 @@ use_registry faults --no-tls
 export DOCKER_CONFIG="$TEST_TMP/docker"
 mkdir -p "$DOCKER_CONFIG"
 
-# start_proxy NAME ARGS...: sets PROXY_ADDR to 127.0.0.1:PORT of a fresh proxy.
-start_proxy() {
+# registry_proxy NAME ARGS...: a proxy in front of the registry (start_proxy proxy-NAME), logged in.
+registry_proxy() {
   local name=$1; shift
-  local port_file="$TEST_TMP/proxy-$name.port"
-  python3 "$PROXY" --upstream "$reg" --port-file "$port_file" --log "$TEST_TMP/proxy-$name.log" "$@" &
-  local pid=$!
-  add_cleanup "kill $pid 2>/dev/null"
-  for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-  [ -s "$port_file" ] || fail "the proxy did not start"
-  PROXY_ADDR="127.0.0.1:$(cat "$port_file")"
+  start_proxy "proxy-$name" --upstream "$reg" "$@"
   printf '{"auths":{"%s":{"auth":"%s"}}}' "$PROXY_ADDR" "$(printf 'hwimg:%s' "$password" | base64 -w0)" \
     > "$DOCKER_CONFIG/config.json"
 }
@@ -25,7 +19,7 @@ start_proxy() {
 step "a push through 20 % faults completes and skopeo verifies what the registry holds"
 layout="$TEST_TMP/layout"
 index_digest=$(make_layout "$layout" v1 --variants 4 --shared-size 400000)
-start_proxy flaky --fault-rate 0.2 --seed 3
+registry_proxy flaky --fault-rate 0.2 --seed 3
 hw_ok push --plain-http --chunk-size 262144 "oci:$layout:v1" "$PROXY_ADDR/test/flaky"
 assert_contains "$OUT" "@$index_digest: 9 blobs uploaded" "push through faults"
 faults=$(grep -c '^fault' "$TEST_TMP/proxy-flaky.log" || true)
@@ -44,7 +38,7 @@ step "an interrupted push, resumed, uploads only the missing blobs"
 resume="$TEST_TMP/resume"
 resume_digest=$(make_layout "$resume" v1 --variants 4 --seed 5 --shared-size $((2 << 20)) --variant-size $((2 << 20)))
 before=$(count_blob_uploads "$dir/registry.log")
-start_proxy hang --hang-after-uploads 4
+registry_proxy hang --hang-after-uploads 4
 "$HWIMG" push --plain-http -j 1 "oci:$resume:v1" "$PROXY_ADDR/test/resume" > "$TEST_TMP/interrupted.log" 2>&1 &
 push_pid=$!
 for _ in $(seq 1 200); do [ -e "$TEST_TMP/proxy-hang.port.hung" ] && break; sleep 0.05; done
@@ -54,7 +48,7 @@ wait "$push_pid" 2>/dev/null || true
 # Blobs under 1 MiB (the configs) go up beside the -j slots: uploads in flight may have landed too.
 landed=$(($(count_blob_uploads "$dir/registry.log") - before))
 [ "$landed" -ge 4 ] && [ "$landed" -lt 9 ] || fail "the interrupted push landed $landed of 9 blobs"
-start_proxy clean
+registry_proxy clean
 hw_ok push --plain-http "oci:$resume:v1" "$PROXY_ADDR/test/resume"
 assert_contains "$OUT" "@$resume_digest: $((9 - landed)) blobs uploaded" "resumed push uploads the rest"
 assert_contains "$OUT" "0 mounted, $landed already present" "resumed push skips what is there"
@@ -62,7 +56,7 @@ assert_contains "$OUT" "0 mounted, $landed already present" "resumed push skips 
 step "bad registry answers are refused with messages that name them"
 printf '{"auths":{}}' > "$DOCKER_CONFIG/config.json"
 for mode in wrong-digest oversize invalid-json unknown-type; do
-  start_proxy "bad-$mode" --tamper "$mode"
+  registry_proxy "bad-$mode" --tamper "$mode"
   hw_fails tag --plain-http "$PROXY_ADDR/test/flaky:v1" "tampered-$mode"
   case $mode in
     wrong-digest) assert_contains "$OUT" "failed to get manifest $PROXY_ADDR/test/flaky:v1: wrong digest: Docker-Content-Digest says $index_digest but the content hashes to" "$mode" ;;

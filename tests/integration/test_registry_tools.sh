@@ -39,13 +39,8 @@ step "ls: seven tags in pages of two, each once, sorted"
 # distribution 2.8.2 never pages tags/list (it ignores n and last): a proxy in front of a third
 # registry pages as distribution 3 does, honouring the n the client asks for.
 start_registry pages --no-tls
-port_file="$TEST_TMP/proxy.port"
-python3 "$PROXY" --upstream "$(cat "$REG_pages_DIR/address")" --port-file "$port_file" --paginate-tags 1000 \
-  --log "$TEST_TMP/proxy.log" &
-add_cleanup "kill $! 2>/dev/null"
-for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-[ -s "$port_file" ] || fail "the proxy did not start"
-proxy="127.0.0.1:$(cat "$port_file")"
+start_proxy proxy --upstream "$(cat "$REG_pages_DIR/address")" --paginate-tags 1000
+proxy=$PROXY_ADDR
 hw_ok login "$proxy" --username hwimg --password-stdin --plain-http < "$REG_pages_DIR/password"
 hw_ok push --no-compat --plain-http "oci:$TEST_TMP/layout:1.0" "$proxy/tools/hello:1.0"
 hw_ok tag --plain-http "$proxy/tools/hello:1.0" stable

@@ -210,24 +210,16 @@ step "an upstream index whose bytes do not match its digest is refused"
 start_registry plain --no-tls --no-auth
 plain_reg=$(cat "$REG_plain_DIR/address")
 hw_ok push "oci:$stencil:1.0" "$plain_reg/demo/stencil:1.0"
-port_file="$TEST_TMP/proxy.port"
-python3 "$PROXY" --upstream "$plain_reg" --port-file "$port_file" --tamper wrong-digest &
-proxy_pid=$!
-add_cleanup "kill $proxy_pid 2>/dev/null"
-for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-proxy="127.0.0.1:$(cat "$port_file")"
-start_serve tampered --upstream "$proxy" --host "$TEST_TMP/v2.json"
+start_proxy tamper --upstream "$plain_reg" --tamper wrong-digest
+start_serve tampered --upstream "$PROXY_ADDR" --host "$TEST_TMP/v2.json"
 fetch "http://$SERVE_ADDR/v2/demo/stencil/manifests/1.0"
 assert_eq 503 "$CODE" "a tampered index"
 assert_contains "$(jq -r '.errors[0].message' "$BODY_FILE")" "wrong digest" "the error names the mismatch"
 stop_serve
 
 step "a blob whose bytes do not match its digest never reaches a client whole"
-port_file="$TEST_TMP/corrupt.port"
-python3 "$PROXY" --upstream "$plain_reg" --port-file "$port_file" --tamper corrupt-blob &
-add_cleanup "kill $! 2>/dev/null"
-for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-start_serve corrupt --upstream "127.0.0.1:$(cat "$port_file")" --host "$TEST_TMP/v2.json"
+start_proxy corrupt --upstream "$plain_reg" --tamper corrupt-blob
+start_serve corrupt --upstream "$PROXY_ADDR" --host "$TEST_TMP/v2.json"
 size=$(skopeo inspect --raw --tls-verify=false "docker://$plain_reg/demo/stencil:1.0-cpu-x86-64-v3" |
   jq -r --arg d "$layer" '.layers[] | select(.digest == $d) | .size')
 set +e

@@ -40,3 +40,49 @@ TEST_CASE("the referrers tag schema names a digest sha256-<hex>") {
   CHECK(registry::referrers_tag(digest) == "sha256-" + digest.hex());
   CHECK(registry::validate_registry_tag(registry::referrers_tag(digest)));
 }
+
+TEST_CASE("plan_artifacts adds one referrer per described variant, its blobs held in memory") {
+  registry::PushPlan plan;
+  oci::Descriptor described{std::string(oci::media_type::manifest), oci::Digest::sha256_of("v3"), 10,
+                            oci::Platform{"linux", "amd64", "v3"},
+                            {{"org.hwimg.variant", "cpu-x86-64-v3"}, {"org.hwimg.cpu.level", "x86-64-v3"}}};
+  oci::Descriptor foreign{std::string(oci::media_type::manifest), oci::Digest::sha256_of("arm"), 10,
+                          oci::Platform{"linux", "arm64", ""}, {}};
+  plan.manifests.push_back({described, "{}", "1.0-cpu-x86-64-v3"});
+  plan.manifests.push_back({foreign, "{}", ""});
+  plan.root = {{std::string(oci::media_type::index), oci::Digest::sha256_of("index"), 5, {}, {}}, "{}", "1.0"};
+
+  const auto added = compat::plan_artifacts(plan);
+  REQUIRE(added);
+  CHECK(*added == 1);
+  REQUIRE(plan.referrers.size() == 1);
+  const auto& referrer = plan.referrers[0];
+  CHECK(referrer.tag.empty());
+  CHECK(referrer.descriptor.artifact_type == compat::nfd_artifact_type);
+  CHECK(referrer.descriptor.digest == oci::Digest::sha256_of(referrer.bytes));
+  const auto manifest = oci::parse_manifest(referrer.bytes);
+  REQUIRE(manifest);
+  REQUIRE(manifest->subject);
+  CHECK(manifest->subject->digest == described.digest);
+  // The config and the spec are pushed from memory, as blobs of the plan.
+  CHECK(plan.inline_blobs.at(manifest->config.digest) == compat::empty_config);
+  const auto& yaml = plan.inline_blobs.at(manifest->layers[0].digest);
+  CHECK(yaml.find("x86-64-v3") != std::string::npos);
+  CHECK(plan.blobs.size() == 2);
+}
+
+TEST_CASE("a single manifest is described from its own annotations") {
+  registry::PushPlan plan;
+  oci::Manifest manifest;
+  manifest.config = {std::string(oci::media_type::config), oci::Digest::sha256_of("c"), 1, {}, {}};
+  manifest.annotations = {{"org.hwimg.variant", "cpu-x86-64-v2"}, {"org.hwimg.cpu.level", "x86-64-v2"}};
+  const auto bytes = oci::to_json(manifest);
+  plan.root = {{std::string(oci::media_type::manifest), oci::Digest::sha256_of(bytes),
+                static_cast<std::int64_t>(bytes.size()), {}, {}},
+               bytes, "1.0"};
+  const auto added = compat::plan_artifacts(plan);
+  REQUIRE(added);
+  CHECK(*added == 1);
+  REQUIRE(plan.referrers.size() == 1);
+  CHECK(oci::parse_manifest(plan.referrers[0].bytes)->subject->digest == plan.root.descriptor.digest);
+}

@@ -108,3 +108,31 @@ TEST_CASE("blob locations remember other repositories across saves") {
   test::write_file(file, "not json");
   CHECK(!BlobLocations::load(file).other_repository("r:5000", digest, "c/z"));
 }
+
+TEST_CASE("a referrer needs a subject; its descriptor carries the artifactType, else the config's type") {
+  PushPlan plan;
+  oci::Manifest artifact;
+  artifact.artifact_type = "application/vnd.example.sbom";
+  artifact.config = {std::string(oci::media_type::empty), oci::Digest::sha256_of("{}"), 2, {}, {}};
+  artifact.layers = {{"text/spdx", oci::Digest::sha256_of("sbom"), 4, {}, {}}};
+  artifact.annotations = {{"org.example.kind", "sbom"}};
+  artifact.subject = oci::Descriptor{std::string(oci::media_type::manifest), oci::Digest::sha256_of("x"), 1, {}, {}};
+  REQUIRE(plan.add_referrer(oci::to_json(artifact)));
+  REQUIRE(plan.referrers.size() == 1);
+  CHECK(plan.referrers[0].descriptor.artifact_type == "application/vnd.example.sbom");
+  CHECK(plan.referrers[0].descriptor.annotations.at("org.example.kind") == "sbom");
+  CHECK(plan.blobs.size() == 2);
+
+  auto signature = artifact;
+  signature.artifact_type.clear();
+  signature.config.media_type = "application/vnd.example.signature.config";
+  REQUIRE(plan.add_referrer(oci::to_json(signature)));
+  CHECK(plan.referrers[1].descriptor.artifact_type == "application/vnd.example.signature.config");
+  CHECK(plan.blobs.size() == 2);  // the same blobs, once
+
+  auto orphan = artifact;
+  orphan.subject.reset();
+  const auto refused = plan.add_referrer(oci::to_json(orphan));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("has no subject") != std::string::npos);
+}

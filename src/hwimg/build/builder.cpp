@@ -223,10 +223,15 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
       // The layout holds the base layers too, but a mount within the target registry beats an upload.
       std::erase_if(external, [&](const auto& entry) { return entry.second.registry != request.push->registry; });
     }
-    HWIMG_TRY_ASSIGN(report.pushed, client.push_layout(request.layout, request.tag, *request.push, external));
+    std::set<oci::Digest> external_digests;
+    for (const auto& [digest, where] : external) external_digests.insert(digest);
+    HWIMG_TRY_ASSIGN(auto plan, registry::plan_push_to(request.layout, request.tag, *request.push, external_digests));
+    std::size_t artifacts = 0;
     if (request.compat == compat::CompatArtifacts::attach) {
-      compat::attach_after_push(client, request.registry, *request.push, *report.pushed, *request.output);
+      HWIMG_TRY_ASSIGN(artifacts, compat::plan_artifacts(plan));
     }
+    HWIMG_TRY_ASSIGN(report.pushed, client.push_plan(std::move(plan), *request.push, external));
+    compat::count_attached(artifacts, *report.pushed, *request.output);
   }
   return report;
 }

@@ -39,7 +39,7 @@ std::string push_summary_json(const registry::PushSummary& summary) {
       {"reference", summary.reference},
       {"digest", summary.digest.str()},
       {"blobs",
-       {{"uploaded", summary.blobs_uploaded - summary.blobs_relayed},
+       {{"uploaded", summary.blobs_sent()},
         {"relayed", summary.blobs_relayed},
         {"bytes_uploaded", summary.bytes_uploaded},
         {"mounted", summary.blobs_mounted},
@@ -61,12 +61,15 @@ Result<int> run_push(const PushArguments& arguments) {
   TerminalOutput output(arguments.format == DataFormat::text ? Progress::shown : Progress::hidden,
                         arguments.registry.verbose);
   const auto options = client_options(arguments.registry, output);
-  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(options));
-  HWIMG_TRY_ASSIGN(auto summary, client.push_layout(layout->directory, layout->tag, ref));
-  output.clear_status();
+  HWIMG_TRY_ASSIGN(auto plan, registry::plan_push_to(layout->directory, layout->tag, ref));
+  std::size_t artifacts = 0;
   if (arguments.compat == compat::CompatArtifacts::attach) {
-    compat::attach_after_push(client, options, ref, summary, output);
+    HWIMG_TRY_ASSIGN(artifacts, compat::plan_artifacts(plan));
   }
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(options));
+  HWIMG_TRY_ASSIGN(auto summary, client.push_plan(std::move(plan), ref));
+  output.clear_status();
+  compat::count_attached(artifacts, summary, output);
   fmt::print("{}", arguments.format == DataFormat::json ? push_summary_json(summary)
                                                         : push_summary_line(summary) + "\n");
   return 0;

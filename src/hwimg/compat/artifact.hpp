@@ -1,17 +1,17 @@
 #pragma once
 // NFD image-compatibility artifacts on a registry: one per variant, an OCI image manifest with
 // artifactType, the empty config, one YAML layer and the variant as `subject`
-// (docs/nfd.md#the-artifact); attached after a push, found again through the referrers.
+// (docs/nfd.md#the-artifact); pushed with the image, found again through the referrers.
 //
-//   auto attached = compat::attach_artifacts(client, destination, summary.digest);
+//   HWIMG_TRY_ASSIGN(pushed_artifacts, compat::plan_artifacts(plan));  // then client.push_plan(plan, …)
 
 #include <cstddef>
-#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "hwimg/oci/descriptor.hpp"
 #include "hwimg/registry/client.hpp"
+#include "hwimg/registry/push_plan.hpp"
 #include "hwimg/util/output.hpp"
 
 namespace hwimg::compat {
@@ -23,26 +23,15 @@ inline constexpr std::string_view empty_config = "{}";
 // same digest, so a second push finds it listed and adds nothing).
 [[nodiscard]] std::string artifact_manifest(const oci::Descriptor& subject, std::string_view yaml);
 
-enum class CompatArtifacts { attach, skip };  // after a push (--no-compat: skip)
+enum class CompatArtifacts { attach, skip };  // with a push (--no-compat: skip)
 
-struct Attached {
-  std::size_t artifacts = 0;
-  std::uint64_t requests = 0;  // those of the workers' own clients
-};
+// Adds to `plan` one artifact for every variant manifest that carries org.hwimg.* annotations (or
+// for the single manifest), with its config and spec as in-memory blobs; returns how many. The
+// push puts them beside the root and lists them (registry::PushPlan::referrers).
+[[nodiscard]] Result<std::size_t> plan_artifacts(registry::PushPlan& plan);
 
-// Whether the push before put any manifest: an unchanged image likely has its artifacts already.
-enum class Pushed { changed, unchanged };
-
-// Attaches one artifact to every variant of the index (or to the single manifest) `root` names
-// in `repository` that carries org.hwimg.* annotations, several at once (each worker a client made
-// with `options`); after an unchanged push, only those not listed yet.
-[[nodiscard]] Result<Attached> attach_artifacts(registry::Client& client, const registry::ClientOptions& options,
-                                                const registry::Reference& repository, const oci::Digest& root,
-                                                Pushed pushed = Pushed::changed);
-
-// What a push does after its image is up: attaches the artifacts and counts them in `pushed`; a
-// failure is a warning on `output` (the image itself is pushed), not an error.
-void attach_after_push(registry::Client& client, const registry::ClientOptions& options,
-                       const registry::Reference& destination, registry::PushSummary& pushed, util::Output& output);
+// Counts in `pushed` the `planned` artifacts that are attached, and warns on `output` of each the
+// push could not attach (the image itself is pushed).
+void count_attached(std::size_t planned, registry::PushSummary& pushed, util::Output& output);
 
 }  // namespace hwimg::compat

@@ -8,6 +8,7 @@
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/select/image_source.hpp"
+#include "hwimg/util/strings.hpp"
 
 namespace hwimg::copy {
 namespace {
@@ -93,12 +94,15 @@ Result<CopySummary> copy_image(const CopyRequest& request) {
     for (const auto& manifest : plan.manifests) subjects.push_back(manifest.descriptor.digest);
     if (plan.root.descriptor.digest == source.image.root.digest) subjects.push_back(plan.root.descriptor.digest);
     HWIMG_TRY_ASSIGN(referrers, find_referrers(client, source.image.reference.registry, subjects));
-    HWIMG_TRY(add_referrer_blobs(plan, referrers));
+    for (auto& referrer : referrers) HWIMG_TRY(plan.add_referrer(std::move(referrer.bytes)));
+    plan.order_blobs();
     for (const auto& blob : plan.blobs) external.emplace(blob.digest, source.image.reference.registry);
   }
   const auto target = destination.registry.with_tag(tag);
   HWIMG_TRY_ASSIGN(summary.pushed, client.push_plan(std::move(plan), target, external));
-  HWIMG_TRY(attach_referrers(client, target, referrers));
+  if (!summary.pushed->referrer_failures.empty()) {
+    return fail("failed to copy the referrers to {}: {}", target.str(), util::join(summary.pushed->referrer_failures, "; "));
+  }
   summary.referrers = referrers.size();
   summary.pushed->requests = client.requests();
   summary.destination = summary.pushed->reference;

@@ -1,6 +1,5 @@
 #include "hwimg/copy/referrers.hpp"
 
-#include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/referrers.hpp"
 
@@ -23,25 +22,6 @@ Result<std::vector<registry::FetchedManifest>> find_referrers(registry::Client& 
     }
   }
   return out;
-}
-
-Result<void> add_referrer_blobs(registry::PushPlan& plan, const std::vector<registry::FetchedManifest>& referrers) {
-  for (const auto& referrer : referrers) {
-    HWIMG_TRY_ASSIGN(const auto manifest, with_context(oci::parse_manifest(referrer.bytes),
-                                                       "failed to read referrer " + referrer.digest.str()));
-    plan.add_blobs_of(manifest);
-  }
-  plan.order_blobs();
-  return {};
-}
-
-Result<void> attach_referrers(registry::Client& client, const registry::Reference& destination,
-                              const std::vector<registry::FetchedManifest>& referrers) {
-  for (const auto& referrer : referrers) {
-    HWIMG_TRY(with_context(registry::attach_referrer(client, destination, referrer.bytes),
-                           "failed to copy referrer " + referrer.digest.str()));
-  }
-  return {};
 }
 
 }  // namespace hwimg::copy

@@ -12,7 +12,7 @@ std::string summary_line(const CopyRequest& request, const CopySummary& summary)
     return fmt::format("copied {} to {}@{}: {}; blobs: {} mounted, {} streamed from the source registry, {} "
                        "uploaded, {} already there; {} manifests written, {} already there; {} tags; {} referrers",
                        request.source, summary.destination, summary.digest.str(), variants, pushed->blobs_mounted,
-                       pushed->blobs_relayed, pushed->blobs_uploaded - pushed->blobs_relayed, pushed->blobs_present,
+                       pushed->blobs_relayed, pushed->blobs_sent(), pushed->blobs_present,
                        pushed->manifests_pushed, pushed->manifests_present, pushed->tags.size(), summary.referrers);
   }
   return fmt::format("copied {} to {}@{}: {}; {} blobs copied ({:.1f} MiB), {} already there", request.source,
@@ -29,7 +29,7 @@ std::string render_json(const CopyRequest& request, const CopySummary& summary) 
   if (const auto& pushed = summary.pushed) {
     out["blobs"] = {{"mounted", pushed->blobs_mounted},
                     {"streamed", pushed->blobs_relayed},
-                    {"uploaded", pushed->blobs_uploaded - pushed->blobs_relayed},
+                    {"uploaded", pushed->blobs_sent()},
                     {"present", pushed->blobs_present}};
     out["manifests"] = {{"written", pushed->manifests_pushed}, {"present", pushed->manifests_present}};
     out["tags"] = pushed->tags;

@@ -141,12 +141,6 @@ Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
 }
 
 Result<oci::Digest> Client::put_manifest(const Reference& ref, std::string_view bytes, std::string_view media_type) {
-  HWIMG_TRY_ASSIGN(const auto stored, store_manifest(ref, bytes, media_type));
-  return stored.digest;
-}
-
-Result<StoredManifest> Client::store_manifest(const Reference& ref, std::string_view bytes,
-                                              std::string_view media_type) {
   const auto what = fmt::format("put manifest {}", ref.str());
   if (bytes.size() > oci::max_manifest_size) {
     return fail("failed to {}: it is larger than the {} MiB limit", what, oci::max_manifest_size >> 20);
@@ -161,27 +155,7 @@ Result<StoredManifest> Client::store_manifest(const Reference& ref, std::string_
   if (const auto served = response.header("docker-content-digest"); served && *served != digest.str()) {
     return fail("failed to {}: the registry stored it as {} but its bytes hash to {}", what, *served, digest.str());
   }
-  return StoredManifest{digest, response.header("oci-subject").has_value()};
-}
-
-Result<bool> Client::push_small_blob(const Reference& ref, std::string_view bytes) {
-  const auto digest = oci::Digest::sha256_of(bytes);
-  // Asked with the push scope the upload needs, so a token registry issues one token, not two.
-  HWIMG_TRY_ASSIGN(const auto present, m_impl->head_blob(ref, digest, m_impl->push(ref)));
-  if (present) return false;
-  const auto what = fmt::format("push blob {} to {}", digest.str(), ref.name());
-  Request start{Method::post, fmt::format("/v2/{}/blobs/uploads/", ref.repository)};
-  HWIMG_TRY_ASSIGN(const auto opened,
-                   expect_status(m_impl->exchange_now(ref, std::move(start), m_impl->push(ref)), {202}, what));
-  const auto location = opened.header("location");
-  if (!location) return fail("failed to {}: the registry answered 202 without a Location", what);
-  auto url = resolve_url(opened.url, *location);
-  url += (url.find('?') == std::string::npos ? "?" : "&") + std::string("digest=") + url_encode(digest.str());
-  Request put{Method::put, std::move(url)};
-  put.headers.push_back("Content-Type: application/octet-stream");
-  put.body = std::string(bytes);
-  HWIMG_TRY(expect_status(m_impl->exchange_now(ref, std::move(put), m_impl->push(ref)), {201}, what));
-  return true;
+  return digest;
 }
 
 Result<std::optional<std::int64_t>> Client::head_blob(const Reference& ref, const oci::Digest& digest) {
@@ -262,11 +236,6 @@ Result<oci::Digest> Client::delete_manifest(const Reference& ref) {
                                              "storage.delete.enabled: true, REGISTRY_STORAGE_DELETE_ENABLED=true)"
                                            : "";
   return fail("failed to {}: {}{}", what, describe(response), hint);
-}
-
-Result<PushSummary> Client::push_layout(const std::filesystem::path& layout_dir, std::string_view tag,
-                                        const Reference& destination, const ExternalBlobs& external) {
-  return registry::push_layout(*m_impl->session, layout_dir, tag, destination, external);
 }
 
 Result<PushSummary> Client::push_plan(PushPlan plan, const Reference& destination, const ExternalBlobs& external) {

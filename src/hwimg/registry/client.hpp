@@ -61,7 +61,7 @@ using ExternalBlobs = std::map<oci::Digest, Reference>;
 struct PushSummary {
   oci::Digest digest;                // of the pushed index (or single manifest)
   std::string reference;             // "registry/repo:tag"
-  std::size_t blobs_uploaded = 0;
+  std::size_t blobs_uploaded = 0;    // the image's and copied referrers' (not those made in memory)
   std::uint64_t bytes_uploaded = 0;
   std::size_t blobs_mounted = 0;
   std::size_t blobs_relayed = 0;     // copied from another registry as they were uploaded
@@ -70,13 +70,13 @@ struct PushSummary {
   std::size_t manifests_present = 0; // already there under their tag (or digest)
   std::vector<std::string> tags;     // every tag written
   std::uint64_t requests = 0;        // HTTP exchanges, tokens and retries included
-  std::size_t compat_artifacts = 0;  // NFD artifacts attached to the variants (compat::attach_artifacts)
-};
+  std::size_t referrers_put = 0;     // referrer manifests put this time
+  std::size_t referrers_listed = 0;  // listed already under their subject's referrers tag
+  std::vector<std::string> referrer_failures;  // one line each; the image itself is pushed
+  std::size_t compat_artifacts = 0;  // of the referrers, NFD artifacts of the variants (compat::plan_artifacts)
 
-// A manifest the registry stored, and whether it indexed the manifest's `subject` itself.
-struct StoredManifest {
-  oci::Digest digest;
-  bool subject_indexed = false;  // the answer carried OCI-Subject: the registry has the referrers API
+  // Blobs whose bytes went from this machine (relayed ones came from another registry).
+  [[nodiscard]] std::size_t blobs_sent() const { return blobs_uploaded - blobs_relayed; }
 };
 
 class Client {
@@ -93,12 +93,6 @@ public:
   // PUT of exact bytes to the reference's tag (or digest); returns their digest.
   [[nodiscard]] Result<oci::Digest> put_manifest(const Reference& reference, std::string_view bytes,
                                                  std::string_view media_type);
-  // put_manifest, also telling whether the registry answered OCI-Subject (docs/nfd.md#referrers).
-  [[nodiscard]] Result<StoredManifest> store_manifest(const Reference& reference, std::string_view bytes,
-                                                      std::string_view media_type);
-  // A small blob from memory: HEAD, and a monolithic upload only when the repository lacks it.
-  // True when it was uploaded.
-  [[nodiscard]] Result<bool> push_small_blob(const Reference& repository, std::string_view bytes);
   // The blob's size when the repository has it, nullopt when it does not.
   [[nodiscard]] Result<std::optional<std::int64_t>> head_blob(const Reference& repository, const oci::Digest& digest);
   // Downloads a blob into memory, refusing more than `max_size` bytes; the digest is verified.
@@ -113,13 +107,9 @@ public:
   // Returns the deleted digest. Deleting an index leaves its variants' manifests in place.
   [[nodiscard]] Result<oci::Digest> delete_manifest(const Reference& reference);
 
-  // Pushes `oci:layout_dir:tag`: blobs (skipping, mounting or uploading each once), then every
-  // variant manifest with its tag DESTTAG-<id>, then the index under DESTTAG (the reference's tag,
-  // else `tag`, else "latest").
-  [[nodiscard]] Result<PushSummary> push_layout(const std::filesystem::path& layout_dir, std::string_view tag,
-                                                const Reference& destination, const ExternalBlobs& external = {});
-  // Pushes documents already read (an image copied from elsewhere) as push_layout pushes a layout:
-  // blobs from `plan.layout` or, for those in `external`, skipped, mounted or relayed.
+  // Pushes a plan (plan_push_to reads one from a layout): blobs from `plan.layout`, from memory, or
+  // for those in `external` skipped, mounted or relayed (each once); then every variant manifest
+  // with its tag; then the root beside the referrers.
   [[nodiscard]] Result<PushSummary> push_plan(PushPlan plan, const Reference& destination,
                                               const ExternalBlobs& external = {});
   // Puts the manifest `source` names under each new tag, bytes unchanged; returns its digest.

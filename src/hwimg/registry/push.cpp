@@ -15,6 +15,7 @@
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/detail/blob_locations.hpp"
 #include "hwimg/registry/push_plan.hpp"
+#include "hwimg/registry/referrers.hpp"
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
 
@@ -101,6 +102,7 @@ struct BlobJob {
   oci::Descriptor blob;
   std::optional<std::string> mount_from;
   std::optional<Reference> external;  // not in the layout: where it is
+  const std::string* in_memory = nullptr;  // made by the plan (an artifact's config or spec)
   std::unique_ptr<Relay> relay;       // an external blob of another registry, on its way
   unsigned attempt = 0;
   std::string location;
@@ -113,6 +115,16 @@ struct BlobJob {
   [[nodiscard]] bool light() const { return blob.size <= small_blob_size || mount_from.has_value(); }
   // Set while a refused manifest has this blob checked again: run once it is there.
   std::vector<std::function<void()>> waiters;
+};
+
+// The referrers of one subject: put beside the root, then listed in the subject's referrers tag
+// with one read-modify-write where the registry did not index them itself.
+struct SubjectReferrers {
+  oci::Digest subject;
+  std::vector<const PlannedManifest*> referrers;
+  std::set<oci::Digest> listed;          // in the referrers tag's index when the push began
+  std::vector<oci::Descriptor> to_list;  // put, and answered without OCI-Subject
+  std::size_t pending = 0;
 };
 
 class Pusher {
@@ -130,6 +142,9 @@ public:
       auto& job = m_jobs.emplace_back();
       m_job_of[blob.digest] = &job;
       job.blob = blob;
+      if (const auto made = m_plan.inline_blobs.find(blob.digest); made != m_plan.inline_blobs.end()) {
+        job.in_memory = &made->second;
+      }
       job.mount_from = m_locations.other_repository(registry, blob.digest, m_destination.repository);
       if (const auto found = m_external.find(blob.digest); found != m_external.end()) {
         job.external = found->second;
@@ -162,13 +177,17 @@ public:
     start_uploads();
     for (const auto& m : m_plan.manifests) check_manifest(m);
     check_manifest(m_plan.root);
+    for (const auto& referrer : m_plan.referrers) group_referrer(referrer);
+    for (auto& [subject, group] : m_subjects) check_referrers(group);
     HWIMG_TRY(finish_phase());
 
     for (const auto& m : m_plan.manifests) queue_manifest(m);
     start_manifests();
     HWIMG_TRY(finish_phase());
 
+    // The referrers' subjects are all up now; the root goes first, its referrers beside it.
     queue_manifest(m_plan.root);
+    for (auto& [subject, group] : m_subjects) queue_referrers(group);
     start_manifests();
     HWIMG_TRY(finish_phase());
 
@@ -251,7 +270,7 @@ private:
         }
         if (job.waiters.empty() && job.attempt > 0) {
           count_upload(job);
-        } else if (job.waiters.empty()) {
+        } else if (job.waiters.empty() && !job.in_memory) {
           ++m_summary.blobs_present;
         }
         return blob_done(job);
@@ -269,7 +288,7 @@ private:
   void start_upload(BlobJob& job) {
     struct stat info {};
     const auto path = m_blob_directory / job.blob.digest.hex();
-    if (!job.external && (::stat(path.c_str(), &info) != 0 || info.st_size != job.blob.size)) {
+    if (!job.external && !job.in_memory && (::stat(path.c_str(), &info) != 0 || info.st_size != job.blob.size)) {
       return blob_failed(job, fmt::format("the layout's copy is missing or not {} bytes long", job.blob.size));
     }
     auto url = fmt::format("/v2/{}/blobs/uploads/", m_destination.repository);
@@ -277,7 +296,7 @@ private:
     Request request{Method::post, url};
     exchange(std::move(request), Retry::safe, [this, &job](Response r) {
       if (r.ok() && r.status == 201 && job.mount_from) {
-        ++m_summary.blobs_mounted;
+        if (!job.in_memory) ++m_summary.blobs_mounted;
         return blob_done(job);
       }
       if (job.mount_from && job.external && r.ok() && !is_transient(r) && r.status != 202) {
@@ -293,6 +312,7 @@ private:
       if (!r.ok() || r.status != 202 || !location) return retry_or_fail(job, r);
       job.location = resolve_url(r.url, *location);
       job.offset = 0;
+      if (job.in_memory) return send_from_memory(job);
       // A relayed blob goes in one request: a pipe cannot be read twice for chunks and retries.
       if (!job.external && static_cast<std::uint64_t>(job.blob.size) > m_session.options().chunk_size) {
         return send_chunk(job);
@@ -344,6 +364,13 @@ private:
     });
   }
 
+  void send_from_memory(BlobJob& job) {
+    Request request{Method::put, finish_url(job)};
+    request.headers.push_back("Content-Type: application/octet-stream");
+    request.body = *job.in_memory;
+    exchange(std::move(request), Retry::never, [this, &job](Response r) { finish_upload(job, r); });
+  }
+
   void send_chunk(BlobJob& job) {
     const auto size = static_cast<std::uint64_t>(job.blob.size);
     const auto length = std::min(m_session.options().chunk_size, size - job.offset);
@@ -362,7 +389,9 @@ private:
     });
   }
 
+  // The image's blobs: those the plan made in memory for its referrers are counted with them.
   void count_upload(const BlobJob& job) {
+    if (job.in_memory) return;
     ++m_summary.blobs_uploaded;
     m_summary.bytes_uploaded += static_cast<std::uint64_t>(job.blob.size);
   }
@@ -449,6 +478,9 @@ private:
         return recheck_blobs(manifest, r, attempt);
       }
       --m_active;
+      if (const auto group = m_group_of.find(&manifest); group != m_group_of.end()) {
+        return referrer_stored(*group->second, manifest, r);
+      }
       if (!r.ok() || r.status != 201) {
         const auto tries = attempt == 0 ? std::string() : fmt::format(" (after {} attempts)", attempt + 1);
         return fail_with(Error{fmt::format("failed to push manifest {}: {}{}", reference, describe(r), tries)});
@@ -499,6 +531,85 @@ private:
     }
   }
 
+  // ---- referrers ----
+  void group_referrer(const PlannedManifest& referrer) {
+    const auto manifest = oci::parse_manifest(referrer.bytes);  // add_referrer checked it has a subject
+    if (!manifest || !manifest->subject) return;
+    auto& group = m_subjects[manifest->subject->digest];
+    group.subject = manifest->subject->digest;
+    group.referrers.push_back(&referrer);
+    m_group_of[&referrer] = &group;
+  }
+
+  std::string referrers_tag_url(const SubjectReferrers& group) const {
+    return fmt::format("/v2/{}/manifests/{}", m_destination.repository, referrers_tag(group.subject));
+  }
+
+  // What the subject's referrers tag lists: those referrers need no put. Any failure here only
+  // means they are put again, which changes nothing.
+  void check_referrers(SubjectReferrers& group) {
+    Request request{Method::get, referrers_tag_url(group)};
+    request.headers.push_back(manifest_accept_header());
+    exchange(std::move(request), Retry::safe, [&group](Response r) {
+      if (!r.ok() || r.status != 200) return;
+      if (const auto index = oci::parse_index(r.body)) {
+        for (const auto& d : index->manifests) group.listed.insert(d.digest);
+      }
+    });
+  }
+
+  void queue_referrers(SubjectReferrers& group) {
+    for (const auto* referrer : group.referrers) {
+      if (group.listed.contains(referrer->descriptor.digest)) {
+        ++m_summary.referrers_listed;
+        continue;
+      }
+      ++group.pending;
+      m_pending_manifests.push_back(referrer);
+    }
+  }
+
+  void referrer_failed(std::string why) { m_summary.referrer_failures.push_back(std::move(why)); }
+
+  void referrer_stored(SubjectReferrers& group, const PlannedManifest& referrer, const Response& r) {
+    if (!r.ok() || r.status != 201) {
+      referrer_failed(fmt::format("failed to push referrer {} of {}: {}", referrer.descriptor.digest.str(),
+                                  group.subject.str(), describe(r)));
+    } else {
+      ++m_summary.referrers_put;
+      // A registry with the referrers API answers OCI-Subject and lists it itself (docs/nfd.md#referrers).
+      if (!r.header("oci-subject")) group.to_list.push_back(referrer.descriptor);
+    }
+    if (--group.pending == 0 && !group.to_list.empty()) list_referrers(group);
+    start_manifests();
+  }
+
+  // Read again just before the write: another pusher may have listed its own referrers since.
+  void list_referrers(SubjectReferrers& group) {
+    const auto failed = [this, &group](const std::string& why) {
+      referrer_failed(fmt::format("failed to list the referrers of {} under {}: {}", group.subject.str(),
+                                  referrers_tag(group.subject), why));
+    };
+    Request request{Method::get, referrers_tag_url(group)};
+    request.headers.push_back(manifest_accept_header());
+    exchange(std::move(request), Retry::safe, [this, &group, failed](Response r) {
+      if (!r.ok() || (r.status != 200 && r.status != 404)) return failed(describe(r));
+      oci::Index index;
+      if (r.status == 200) {
+        auto read = read_referrers_index(r.header("content-type").value_or(""), r.body);
+        if (!read) return failed(read.error().message);
+        index = std::move(*read);
+      }
+      if (!add_referrers(index, group.to_list)) return;
+      Request put{Method::put, referrers_tag_url(group)};
+      put.headers.push_back(fmt::format("Content-Type: {}", oci::media_type::index));
+      put.body = oci::to_json(index);
+      exchange(std::move(put), Retry::safe, [failed](Response done) {
+        if (!done.ok() || done.status != 201) failed(describe(done));
+      });
+    });
+  }
+
   // ---- progress on a terminal ----
   void show_progress() {
     const auto now = Clock::now();
@@ -521,6 +632,8 @@ private:
   std::deque<BlobJob*> m_pending_blobs;
   std::deque<const PlannedManifest*> m_pending_manifests;
   std::set<const PlannedManifest*> m_present_manifests;
+  std::map<oci::Digest, SubjectReferrers> m_subjects;
+  std::map<const PlannedManifest*, SubjectReferrers*> m_group_of;
   std::filesystem::path m_blob_directory = m_plan.layout / "blobs" / "sha256";
   unsigned m_active = 0;
   unsigned m_active_light = 0;
@@ -532,20 +645,6 @@ private:
 };
 
 }  // namespace
-
-Result<PushSummary> push_layout(Session& session, const std::filesystem::path& layout_dir, std::string_view tag,
-                                const Reference& destination, const ExternalBlobs& external) {
-  if (destination.digest) {
-    return fail_usage("failed to push to {}: name a tag, not a digest (the digest comes from the content)",
-                      destination.str());
-  }
-  const std::string destination_tag = !destination.tag.empty() ? destination.tag : !tag.empty() ? std::string(tag) : "latest";
-  HWIMG_TRY(validate_registry_tag(destination_tag));
-  std::set<oci::Digest> external_digests;
-  for (const auto& [digest, where] : external) external_digests.insert(digest);
-  HWIMG_TRY_ASSIGN(auto plan, plan_push(layout_dir, tag, destination_tag, external_digests));
-  return push_plan(session, std::move(plan), destination, external);
-}
 
 Result<PushSummary> push_plan(Session& session, PushPlan plan, const Reference& destination,
                               const ExternalBlobs& external) {

@@ -31,6 +31,25 @@ void PushPlan::add_blobs_of(const oci::Manifest& manifest) {
   for (const auto& layer : manifest.layers) add_blob(layer);
 }
 
+Result<void> PushPlan::add_referrer(std::string bytes) {
+  const auto digest = oci::Digest::sha256_of(bytes);
+  HWIMG_TRY_ASSIGN(const auto manifest,
+                   with_context(oci::parse_manifest(bytes), "failed to read referrer " + digest.str()));
+  if (!manifest.subject) return fail("failed to plan referrer {}: it has no subject", digest.str());
+  oci::Descriptor descriptor{std::string(oci::media_type::manifest), digest, static_cast<std::int64_t>(bytes.size()),
+                             {}, {}, {}};
+  descriptor.artifact_type = manifest.artifact_type.empty() ? manifest.config.media_type : manifest.artifact_type;
+  descriptor.annotations = manifest.annotations;
+  add_blobs_of(manifest);
+  referrers.push_back({std::move(descriptor), std::move(bytes), ""});
+  return {};
+}
+
+void PushPlan::add_inline_blob(std::string bytes) {
+  auto digest = oci::Digest::sha256_of(bytes);
+  inline_blobs.emplace(std::move(digest), std::move(bytes));
+}
+
 void PushPlan::order_blobs() {
   std::stable_sort(blobs.begin(), blobs.end(),
                    [](const oci::Descriptor& a, const oci::Descriptor& b) { return a.size > b.size; });
@@ -81,6 +100,19 @@ Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_
   }
   plan.order_blobs();
   return plan;
+}
+
+Result<PushPlan> plan_push_to(const std::filesystem::path& layout_dir, std::string_view tag,
+                              const Reference& destination, const std::set<oci::Digest>& external) {
+  if (destination.digest) {
+    return fail_usage("failed to push to {}: name a tag, not a digest (the digest comes from the content)",
+                      destination.str());
+  }
+  const std::string destination_tag = !destination.tag.empty() ? destination.tag
+                                      : !tag.empty()            ? std::string(tag)
+                                                                : std::string("latest");
+  HWIMG_TRY(validate_registry_tag(destination_tag));
+  return plan_push(layout_dir, tag, destination_tag, external);
 }
 
 }  // namespace hwimg::registry

@@ -8,8 +8,7 @@
 namespace hwimg::registry {
 namespace {
 
-// The referrers tag's index, empty when the tag does not exist; anything but an index is refused
-// (distribution-spec 1.1, "Pushing Manifests with Subject", step 2).
+// The referrers tag's index, empty when the tag does not exist.
 Result<oci::Index> read_referrers_tag(Client& client, const Reference& repository, const oci::Digest& subject) {
   const auto tagged = repository.with_tag(referrers_tag(subject));
   const auto what = fmt::format("read the referrers of {} from {}", subject.str(), tagged.str());
@@ -18,10 +17,7 @@ Result<oci::Index> read_referrers_tag(Client& client, const Reference& repositor
   if (answer.status == 404) return oci::Index{};
   if (answer.status != 200) return fail("failed to {}: {}", what, describe_answer(answer));
   HWIMG_TRY_ASSIGN(const auto manifest, with_context(manifest_from_answer(answer, tagged), "failed to " + what));
-  if (!oci::media_type::is_index(manifest.media_type)) {
-    return fail("failed to {}: the tag holds a {}, not an image index", what, manifest.media_type);
-  }
-  return with_context(oci::parse_index(manifest.bytes), "failed to " + what);
+  return with_context(read_referrers_index(manifest.media_type, manifest.bytes), "failed to " + what);
 }
 
 std::vector<oci::Descriptor> of_type(std::vector<oci::Descriptor> descriptors, std::string_view artifact_type) {
@@ -35,35 +31,24 @@ std::vector<oci::Descriptor> of_type(std::vector<oci::Descriptor> descriptors, s
 
 std::string referrers_tag(const oci::Digest& subject) { return "sha256-" + subject.hex(); }
 
-Result<AttachedReferrer> attach_referrer(Client& client, const Reference& repository, std::string_view manifest_bytes) {
-  HWIMG_TRY_ASSIGN(const auto manifest, oci::parse_manifest(manifest_bytes));
-  if (!manifest.subject) return fail("failed to attach an artifact to {}: it has no subject", repository.name());
-  const auto& subject = manifest.subject->digest;
-  AttachedReferrer out;
-  out.descriptor.media_type = std::string(oci::media_type::manifest);
-  out.descriptor.digest = oci::Digest::sha256_of(manifest_bytes);
-  out.descriptor.size = static_cast<std::int64_t>(manifest_bytes.size());
-  // The descriptor the spec asks for: the artifactType, else the config's type, and the annotations.
-  out.descriptor.artifact_type = manifest.artifact_type.empty() ? manifest.config.media_type : manifest.artifact_type;
-  out.descriptor.annotations = manifest.annotations;
+Result<oci::Index> read_referrers_index(std::string_view content_type, std::string_view body) {
+  // The media type is a header's; parameters after ';' do not change it.
+  const auto media_type = content_type.substr(0, content_type.find(';'));
+  if (!oci::media_type::is_index(media_type)) {
+    return fail("the referrers tag holds a {}, not an image index", media_type.empty() ? "document without a type" : media_type);
+  }
+  return oci::parse_index(body);
+}
 
-  auto by_digest = repository;
-  by_digest.tag.clear();
-  by_digest.digest = out.descriptor.digest;
-  HWIMG_TRY_ASSIGN(const auto stored, client.store_manifest(by_digest, manifest_bytes, oci::media_type::manifest));
-  out.listed_by_registry = stored.subject_indexed;
-  if (out.listed_by_registry) return out;
-
-  HWIMG_TRY_ASSIGN(auto index, read_referrers_tag(client, repository, subject));
-  const bool listed = std::ranges::any_of(index.manifests,
-                                          [&](const auto& d) { return d.digest == out.descriptor.digest; });
-  if (listed) return out;
-  index.media_type = std::string(oci::media_type::index);
-  index.manifests.push_back(out.descriptor);
-  const auto bytes = oci::to_json(index);
-  HWIMG_TRY(client.put_manifest(repository.with_tag(referrers_tag(subject)), bytes, oci::media_type::index));
-  out.tag_index_updated = true;
-  return out;
+bool add_referrers(oci::Index& index, const std::vector<oci::Descriptor>& referrers) {
+  bool added = false;
+  for (const auto& referrer : referrers) {
+    if (std::ranges::any_of(index.manifests, [&](const auto& d) { return d.digest == referrer.digest; })) continue;
+    index.manifests.push_back(referrer);
+    added = true;
+  }
+  if (added) index.media_type = std::string(oci::media_type::index);
+  return added;
 }
 
 Result<std::vector<oci::Descriptor>> list_referrers(Client& client, const Reference& repository,

@@ -1,9 +1,9 @@
 #pragma once
-// The referrers of a manifest (distribution-spec 1.1): artifacts whose `subject` names it. Attaching
-// puts the artifact and, where the registry lacks the referrers API, lists it in the index under the
-// referrers tag; listing asks the API and falls back to that tag (docs/nfd.md#referrers).
+// The referrers of a manifest (distribution-spec 1.1): artifacts whose `subject` names it. A push
+// puts them with its plan (PushPlan::add_referrer) and, where the registry lacks the referrers API,
+// lists them in the index under the referrers tag; listing asks the API and falls back to that tag
+// (docs/nfd.md#referrers).
 //
-//   auto attached = registry::attach_referrer(client, repo, artifact_manifest_bytes);
 //   auto found = registry::list_referrers(client, repo, variant_digest, "application/vnd.nfd...");
 
 #include <string>
@@ -18,17 +18,12 @@ namespace hwimg::registry {
 // The referrers tag schema's tag for a digest: "sha256-<hex>".
 [[nodiscard]] std::string referrers_tag(const oci::Digest& subject);
 
-struct AttachedReferrer {
-  oci::Descriptor descriptor;   // of the artifact manifest, with its artifactType
-  bool listed_by_registry = false;  // the registry answered OCI-Subject: no tag index kept
-  bool tag_index_updated = false;   // the referrers tag was written (false: it already listed it)
-};
+// The referrers tag's index as served: anything but an image index is refused (distribution-spec
+// 1.1, "Pushing Manifests with Subject", step 2).
+[[nodiscard]] Result<oci::Index> read_referrers_index(std::string_view content_type, std::string_view body);
 
-// Puts an OCI image manifest that has a `subject` into `repository` by digest; without OCI-Subject
-// in the answer, reads the referrers tag's index (none: empty), adds the manifest's descriptor
-// unless listed, and puts the index back under that tag.
-[[nodiscard]] Result<AttachedReferrer> attach_referrer(Client& client, const Reference& repository,
-                                                       std::string_view manifest_bytes);
+// Lists each of `referrers` in `index` unless it is there (by digest); false when nothing was added.
+bool add_referrers(oci::Index& index, const std::vector<oci::Descriptor>& referrers);
 
 // The descriptors of `subject`'s referrers, only those of `artifact_type` when it is not empty: the
 // referrers API, or on its 404 the referrers tag's index (none: no referrers).
