@@ -39,7 +39,8 @@ void define_export_command(CLI::App& subcommand, Action& action) {
   command->footer("An index needs --variant or --for; a single-manifest image is exported as it is. Layers keep "
                   "their compression and digests; blobs are verified as they are read. Exit status: 0 exported, "
                   "1 failure, 2 usage mistake (an index without --variant/--for, an unknown variant id), 3 --for "
-                  "found no variant that runs on that host.");
+                  "found no variant that runs on that host. Environment: SOURCE_DATE_EPOCH dates every entry of the "
+                  "tar (default 0, 1970-01-01), so the same image and time give byte-identical archives.");
   command->callback([args, variant, facts, tag, &action] {
     auto& exported = args->exported;
     exported.format = args->format == "docker-archive" ? image::ArchiveFormat::docker : image::ArchiveFormat::oci;

@@ -182,7 +182,8 @@ def main():
                 return self.reply(307, [("Location", location)])
             if args.tamper == "corrupt-blob" and blob and self.command == "GET" and response.status == 200 and data:
                 data = data[:-1] + bytes([data[-1] ^ 0xFF])
-            elif args.tamper and self.command == "GET" and re.search(r"/manifests/", path) and response.status == 200:
+            elif args.tamper not in ("", "corrupt-blob") and self.command == "GET" and re.search(r"/manifests/", path) \
+                    and response.status == 200:
                 status, data, out_headers = tamper(args.tamper, data, out_headers)
                 response.status = status
             if args.paginate_tags and self.command == "GET" and path.split("?")[0].endswith("/tags/list") \

@@ -107,10 +107,21 @@ hw_ok push --plain-http "oci:$TEST_TMP/big:v1" "$plain/big/app:v1"
 start_proxy proxy --upstream "$plain" --stall-blob-gets 1
 proxy=$PROXY_ADDR port_file=$TEST_TMP/proxy.port
 hw_ok copy "${tls[@]}" "$one/src/app:v1" "oci:$TEST_TMP/killed:v0" --variant cuda12.8-sm90-x86-64-v3
+# The copy's blobs under 1 MiB that the layout lacks: they arrive while the large one (copied
+# first, largest first) stalls, since blobs are copied several at once.
+big_blob() { echo "$TEST_TMP/big/blobs/sha256/${1#sha256:}"; }
+big_root=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == "v1") | .digest' "$TEST_TMP/big/index.json")
+small=$(for m in $(jq -r '.manifests[].digest' "$(big_blob "$big_root")"); do
+  jq -r '(.config, .layers[]) | select(.size <= 1048576) | .digest' "$(big_blob "$m")"; done | sort -u |
+  while read -r d; do [ -e "$TEST_TMP/killed/blobs/sha256/${d#sha256:}" ] || echo "$d"; done)
+[ -n "$small" ] || fail "the big image has no small blob the layout lacks"
+arrived() { for d in $small; do [ -e "$TEST_TMP/killed/blobs/sha256/${d#sha256:}" ] || return 1; done; }
 "$HWIMG" copy --plain-http "$proxy/big/app:v1" "oci:$TEST_TMP/killed:v1" >"$TEST_TMP/killed.log" 2>&1 &
 copier=$!
 for _ in $(seq 1 400); do [ -e "$port_file.stalled" ] && break; sleep 0.05; done
 [ -e "$port_file.stalled" ] || fail "the blob download never started: $(cat "$TEST_TMP/killed.log")"
+for _ in $(seq 1 200); do arrived && break; sleep 0.05; done
+arrived || fail "while one blob download stalled, the other blobs were not copied (one at a time?)"
 kill -9 "$copier"; wait "$copier" 2>/dev/null || true
 assert_eq "v0 v0-cuda12.8-sm90-x86-64-v3" "$(cd "$TEST_TMP" && umoci ls --layout killed | sort | xargs)" "the killed copy added no tag"
 for blob in "$TEST_TMP"/killed/blobs/sha256/*; do
@@ -124,6 +135,17 @@ start_proxy tamper --upstream "$plain" --tamper wrong-digest
 hw_fails copy --plain-http "$PROXY_ADDR/big/app:v1" "oci:$TEST_TMP/tampered:v1"
 echo "$OUT" >"$TEST_TMP/tampered.out"; assert_contains "$OUT" "wrong digest: Docker-Content-Digest says sha256:" "tampered manifest refused, digests named"
 [ ! -e "$TEST_TMP/tampered/index.json" ] || assert_eq "" "$(jq -r '.manifests[].annotations["org.opencontainers.image.ref.name"]' "$TEST_TMP/tampered/index.json")" "nothing tagged after a refused copy"
+
+python3 "$PROXY" --upstream "$plain" --port-file "$TEST_TMP/corrupt.port" --tamper corrupt-blob --log "$TEST_TMP/corrupt.log" &
+add_cleanup "kill $! 2>/dev/null"
+for _ in $(seq 1 100); do [ -s "$TEST_TMP/corrupt.port" ] && break; sleep 0.05; done
+corrupt=127.0.0.1:$(cat "$TEST_TMP/corrupt.port")
+hw_fails copy --plain-http "$corrupt/big/app:v1" "oci:$TEST_TMP/corrupted:v1"
+assert_eq 1 "$STATUS" "corrupt blobs exit status"
+[[ "$OUT" =~ ^"hwimg: error: failed to get blob "(sha256:[0-9a-f]{64})" from $corrupt/big/app: blob "(sha256:[0-9a-f]{64})" does not match its digest (content hashes to sha256:"[0-9a-f]{64}")"$ ]] &&
+  [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] || fail "parallel blob copies: the first failure, one line naming its blob; got [$OUT]"
+[ -z "$(ls "$TEST_TMP/corrupted/blobs/sha256")" ] || fail "a corrupt blob reached the layout"
+assert_eq "" "$(jq -r '.manifests[]' "$TEST_TMP/corrupted/index.json")" "nothing tagged after corrupt blobs"
 
 step "bad input: one line, exit 2 for usage mistakes"
 hw_fails copy "${tls[@]}" "$one/src/app:v1" "$one/mirror/app" --variant cuda12.8-sm90-x86-64-v33

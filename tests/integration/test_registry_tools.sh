@@ -82,6 +82,7 @@ assert_eq 1 "$STATUS" "digest of a missing tag"
 assert_contains "$OUT" "failed to get manifest $reg/tools/hello:nope: HTTP 404 MANIFEST_UNKNOWN" "missing tag"
 
 step "export: a variant in both formats, read back by skopeo and umoci"
+unset SOURCE_DATE_EPOCH  # the archives below are dated by it; unset, 1970-01-01
 hw_ok export "${tls[@]}" "$reg/tools/hello:1.0" --for "$TEST_TMP/v2.json" --format docker-archive -o "$TEST_TMP/v2.tar"
 assert_contains "$OUT" "variant cpu-x86-64-v2 ($v2_digest) to $TEST_TMP/v2.tar as docker-archive" "export summary"
 assert_eq "[\"$reg/tools/hello:1.0\"]" "$(tar -xOf "$TEST_TMP/v2.tar" manifest.json | jq -c '.[0].RepoTags')" "RepoTags"
@@ -93,6 +94,20 @@ assert_eq "$(raw_digest "$reg/tools/hello:1.0-cpu-x86-64-v3")" \
   "sha256:$(skopeo inspect --raw "oci:$TEST_TMP/from-oci:v3" | sha256sum | cut -d' ' -f1)" "oci-archive keeps the manifest"
 hw_ok export "oci:$TEST_TMP/layout:1.0" --variant cpu-x86-64-v3 --format oci-archive -o "$TEST_TMP/v3-layout.tar"
 cmp -s "$TEST_TMP/v3.tar" "$TEST_TMP/v3-layout.tar" || fail "the same variant from a layout and a registry gave different archives"
+entry_times() { TZ=UTC tar --full-time -tvf "$1" | awk '{print $4, $5}' | sort -u; }  # every entry's, once
+assert_eq "1970-01-01 00:00:00" "$(entry_times "$TEST_TMP/v3.tar")" "entries dated 0 without SOURCE_DATE_EPOCH"
+# 1700000000 = 2023-11-14 22:13:20 UTC; the same epoch gives the same bytes, from a registry or a layout.
+SOURCE_DATE_EPOCH=1700000000 hw_ok export "${tls[@]}" "$reg/tools/hello:1.0" --variant cpu-x86-64-v3 --format oci-archive \
+  -o "$TEST_TMP/v3-epoch.tar"
+assert_eq "2023-11-14 22:13:20" "$(entry_times "$TEST_TMP/v3-epoch.tar")" "entries dated SOURCE_DATE_EPOCH"
+SOURCE_DATE_EPOCH=1700000000 hw_ok export "oci:$TEST_TMP/layout:1.0" --variant cpu-x86-64-v3 --format oci-archive \
+  -o "$TEST_TMP/v3-epoch-again.tar"
+cmp -s "$TEST_TMP/v3-epoch.tar" "$TEST_TMP/v3-epoch-again.tar" || fail "two exports with the same SOURCE_DATE_EPOCH differ"
+SOURCE_DATE_EPOCH=yesterday hw_fails export "oci:$TEST_TMP/layout:1.0" --variant cpu-x86-64-v3 --format oci-archive \
+  -o "$TEST_TMP/x.tar"
+assert_eq 2 "$STATUS" "an invalid SOURCE_DATE_EPOCH is a usage mistake"
+assert_contains "$OUT" "invalid SOURCE_DATE_EPOCH \"yesterday\": expected a non-negative number of seconds" \
+  "invalid SOURCE_DATE_EPOCH"
 hw_fails export "${tls[@]}" "$reg/tools/hello:1.0" --format docker-archive -o "$TEST_TMP/x.tar"
 assert_eq 2 "$STATUS" "an index without --variant"
 assert_contains "$OUT" "it is an index of 5 variants; choose one with --variant ID or --for FACTS.json (variants: cpu-x86-64-v1, cpu-x86-64-v2, cpu-x86-64-v3, cpu-x86-64-v4, cpu-zen4)" "variants listed"
@@ -115,6 +130,14 @@ hw_ok delete "${tls[@]}" --format json "$reg/tools/doomed@$v2_digest"
 assert_eq "$v2_digest" "$(jq -r .digest <<<"$OUT")" "delete --format json"
 expect_failure skopeo inspect --raw "${skopeo_opts[@]}" "docker://$reg/tools/doomed:1.0-cpu-x86-64-v2"
 assert_contains "$OUT" "manifest unknown" "a variant deleted by digest"
+hw_fails delete "${tls[@]}" "$reg/tools/doomed:missing"
+assert_eq 1 "$STATUS" "delete of a missing tag"
+assert_eq "hwimg: error: failed to delete $reg/tools/doomed:missing: no such tag (HTTP 404 MANIFEST_UNKNOWN: manifest unknown ({\"Tag\":\"missing\"}))" \
+  "$OUT" "delete of a missing tag: one line with the status and the registry's code"
+hw_fails delete "${tls[@]}" "$reg/tools/doomed@$v2_digest"
+assert_eq 1 "$STATUS" "delete of a deleted digest"
+assert_eq "hwimg: error: failed to delete $reg/tools/doomed@$v2_digest: no such manifest (HTTP 404 MANIFEST_UNKNOWN: manifest unknown)" \
+  "$OUT" "delete of a deleted digest: one line with the status and the registry's code"
 hw_ok push "${tls2[@]}" "oci:$TEST_TMP/layout:1.0" "$reg2/tools/hello:1.0"
 hw_fails delete "${tls2[@]}" "$reg2/tools/hello:1.0"
 assert_eq 1 "$STATUS" "refused delete"

@@ -1,5 +1,5 @@
-// Image archives: Docker's manifest.json and the archive's index.json, the tar's entries and
-// bytes, and an export that fails (a corrupt layer) leaving neither the file nor a temporary.
+// Image archives: Docker's manifest.json and the archive's index.json, the tar's entries, their
+// mtime and bytes, and an export that fails (a corrupt layer) leaving neither the file nor a temporary.
 
 #include <doctest/doctest.h>
 
@@ -20,8 +20,10 @@ struct TarReadFree {
   void operator()(archive* a) const { archive_read_free(a); }
 };
 
-// Every entry of a tar: name -> content ("" for directories), in the order written.
-std::vector<std::pair<std::string, std::string>> tar_entries(const std::filesystem::path& path) {
+// Every entry of a tar: name -> content ("" for directories), in the order written; each owned by
+// 0 and dated `mtime`.
+std::vector<std::pair<std::string, std::string>> tar_entries(const std::filesystem::path& path,
+                                                             std::int64_t mtime = 0) {
   std::unique_ptr<archive, TarReadFree> tar(archive_read_new());
   REQUIRE(archive_read_support_format_tar(tar.get()) == ARCHIVE_OK);
   REQUIRE(archive_read_open_filename(tar.get(), path.c_str(), 1 << 16) == ARCHIVE_OK);
@@ -29,7 +31,7 @@ std::vector<std::pair<std::string, std::string>> tar_entries(const std::filesyst
   archive_entry* entry = nullptr;
   while (archive_read_next_header(tar.get(), &entry) == ARCHIVE_OK) {
     CHECK(archive_entry_uid(entry) == 0);
-    CHECK(archive_entry_mtime(entry) == 0);
+    CHECK(archive_entry_mtime(entry) == mtime);
     std::string content(static_cast<std::size_t>(archive_entry_size(entry)), '\0');
     if (!content.empty()) {
       REQUIRE(archive_read_data(tar.get(), content.data(), content.size()) == static_cast<la_ssize_t>(content.size()));
@@ -117,6 +119,23 @@ TEST_CASE("an image archive holds the layout, manifest.json for docker, each blo
   const auto oci_tar = scratch.path() / "oci.tar";
   REQUIRE(image::write_image_archive(image->memory, image->manifest, {image::ArchiveFormat::oci, "1.0", {}}, oci_tar));
   for (const auto& [name, content] : tar_entries(oci_tar)) CHECK(name != "manifest.json");
+}
+
+TEST_CASE("an image archive's entries are dated options.mtime: the same time gives the same bytes, another not") {
+  auto image = tiny_image();
+  const auto scratch = test::scratch_directory();
+  image::ArchiveOptions options{image::ArchiveFormat::oci, "1.0", {}, 1700000000};
+  const auto first = scratch.path() / "first.tar";
+  const auto second = scratch.path() / "second.tar";
+  const auto epoch = scratch.path() / "epoch.tar";
+  REQUIRE(image::write_image_archive(image->memory, image->manifest, options, first));
+  REQUIRE(image::write_image_archive(image->memory, image->manifest, options, second));
+  CHECK(tar_entries(first, 1700000000).size() == 8);
+  CHECK(util::read_file(first).value() == util::read_file(second).value());
+  options.mtime = 0;
+  REQUIRE(image::write_image_archive(image->memory, image->manifest, options, epoch));
+  CHECK(tar_entries(epoch, 0).size() == 8);
+  CHECK(util::read_file(first).value() != util::read_file(epoch).value());
 }
 
 TEST_CASE("a layer that does not match its digest fails the export and leaves nothing behind") {

@@ -1,7 +1,6 @@
 #include "hwimg/build/builder.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -20,18 +19,6 @@
 
 namespace hwimg::build {
 namespace {
-
-Result<std::int64_t> parse_epoch(const std::optional<std::string>& text) {
-  if (!text || text->empty()) {
-    return 0;
-  }
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (error != std::errc() || end != text->data() + text->size() || value < 0) {
-    return fail_usage("invalid SOURCE_DATE_EPOCH \"{}\": expected a non-negative number of seconds", *text);
-  }
-  return value;
-}
 
 // Without a matrix a recipe builds one portable variant for this machine's architecture.
 Result<std::vector<matrix::Variant>> portable_variants() {
@@ -145,7 +132,6 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
   }
   if (auto valid = oci::validate_tag(request.tag); !valid) return fail_usage("{}", valid.error().message);
   HWIMG_TRY(check_compression_level(request.compression));
-  HWIMG_TRY_ASSIGN(const auto epoch, parse_epoch(request.source_date_epoch));
   HWIMG_TRY_ASSIGN(const auto recipe, recipe::load_recipe(request.recipe));
   HWIMG_TRY(recipe::check_variables(recipe));
   HWIMG_TRY_ASSIGN(auto all_variants, expand_variants(request, recipe));
@@ -155,7 +141,7 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
 
   // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
   util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
-  const BuildSettings settings{request.compression, epoch, request.verbosity, request.output,
+  const BuildSettings settings{request.compression, request.source_date_epoch, request.verbosity, request.output,
                                request.push && given.layout.empty() ? BaseLayers::left_in_registry
                                                                     : BaseLayers::copied};
   // Read once for the build cache; opened for writing (created, and cleaned of what killed writers
@@ -208,7 +194,7 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
   }
 
   HWIMG_TRY_ASSIGN(const auto target, provide_layout());
-  oci::Annotations index_annotations{{std::string(oci::annotation::created), rfc3339(epoch)}};
+  oci::Annotations index_annotations{{std::string(oci::annotation::created), rfc3339(request.source_date_epoch)}};
   for (const auto& [name, value] : recipe.annotations) {
     HWIMG_TRY_ASSIGN(index_annotations[name], recipe::substitute(value, {}));
   }

@@ -23,7 +23,7 @@ struct BuildRequest {
   std::vector<std::string> only;     // variant ids; empty: all
   matrix::ExpandOptions expand;      // --skip-unsupported, where toolkits are
   oci::CompressionOptions compression;
-  std::optional<std::string> source_date_epoch;  // the SOURCE_DATE_EPOCH text, if set
+  std::int64_t source_date_epoch = 0;            // SOURCE_DATE_EPOCH: every mtime and `created` time
   Verbosity verbosity = Verbosity::quiet;
   util::Output* output = &util::null_output();   // progress per variant, matrix warnings
   registry::ClientOptions registry;              // for registry bases: credentials, --ca-file, ...

@@ -11,7 +11,7 @@ Result<int> run_build(BuildArguments arguments) {
   auto& request = arguments.request;
   TerminalOutput output(stdout_is_terminal() ? Progress::shown : Progress::hidden, arguments.registry.verbose);
   request.output = &output;
-  request.source_date_epoch = variable("SOURCE_DATE_EPOCH");
+  HWIMG_TRY_ASSIGN(request.source_date_epoch, source_date_epoch());
   request.expand.cuda_root = cuda_root();
   request.registry = client_options(arguments.registry, output);
   request.cache = arguments.cache.empty() ? cache_root() : arguments.cache;

@@ -97,6 +97,18 @@ std::filesystem::path cuda_root() {
   return root != nullptr && *root != '\0' ? root : "/usr/local";
 }
 
+Result<std::int64_t> source_date_epoch() {
+  const char* value = environment("SOURCE_DATE_EPOCH");
+  if (value == nullptr || *value == '\0') return 0;
+  const std::string_view text = value;
+  std::int64_t seconds = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || seconds < 0) {
+    return fail_usage("invalid SOURCE_DATE_EPOCH \"{}\": expected a non-negative number of seconds", text);
+  }
+  return seconds;
+}
+
 std::optional<std::string> variable(const char* name) {
   const char* value = environment(name);
   return value == nullptr ? std::nullopt : std::optional<std::string>(value);

@@ -2,6 +2,7 @@
 // Everything hwimg takes from its environment, read in one place: the library below commands/
 // gets these values as options and never calls getenv.
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -26,6 +27,10 @@ namespace hwimg::commands {
 
 // $HWIMG_CUDA_ROOT, else /usr/local: where toolkits are looked for as cuda-X.Y.
 [[nodiscard]] std::filesystem::path cuda_root();
+
+// $SOURCE_DATE_EPOCH in seconds, 0 when unset or empty: the mtime and `created` time of what hwimg
+// writes, so the same inputs give the same bytes. Not a non-negative integer: a usage error.
+[[nodiscard]] Result<std::int64_t> source_date_epoch();
 
 // The variable's value; nullopt when it is not set.
 [[nodiscard]] std::optional<std::string> variable(const char* name);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "hwimg/commands/environment.hpp"
 #include "hwimg/commands/select.hpp"
 #include "hwimg/commands/usage.hpp"
 #include "hwimg/registry/reference.hpp"
@@ -64,6 +65,7 @@ Result<std::size_t> pick_candidate(const ExportArguments& arguments, const selec
 Result<int> run_export(const ExportArguments& arguments) {
   HWIMG_TRY_ASSIGN(const auto reference, as_usage_error(image::parse_image_reference(arguments.reference)));
   HWIMG_TRY_ASSIGN(const auto name, export_name(arguments, reference));
+  HWIMG_TRY_ASSIGN(const auto mtime, source_date_epoch());
   TerminalOutput output(Progress::hidden, arguments.registry.verbose);
   select::ImageSource source;
   std::size_t position = 0;
@@ -85,7 +87,7 @@ Result<int> run_export(const ExportArguments& arguments) {
     HWIMG_TRY_ASSIGN(position, pick_candidate(arguments, source));
   }
   const auto& chosen = source.candidates[position];
-  const image::ArchiveOptions options{arguments.format, name.tag, name.repo_tags};
+  const image::ArchiveOptions options{arguments.format, name.tag, name.repo_tags, mtime};
   HWIMG_TRY_ASSIGN(const auto summary, image::write_image_archive(*source.image.reader, chosen.descriptor, options,
                                                                   arguments.output));
   fmt::print("exported {} variant {} ({}) to {} as {}: {} layers, {:.1f} MiB{}\n", arguments.reference,

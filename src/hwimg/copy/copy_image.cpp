@@ -81,7 +81,7 @@ Result<CopySummary> copy_image(const CopyRequest& request) {
   summary.variants_kept = kept.size();
   summary.digest = plan.root.descriptor.digest;
   if (destination.kind == image::SourceKind::layout) {
-    HWIMG_TRY(write_to_layout(reader, plan, destination.directory, summary));
+    HWIMG_TRY(write_to_layout(source.image, request.registry, plan, destination.directory, summary));
     summary.destination = fmt::format("oci:{}:{}", destination.directory.string(), tag);
     return summary;
   }

@@ -92,7 +92,7 @@ Result<ArchiveSummary> write_image_archive(ImageReader& reader, const oci::Descr
                                 what));
   const auto temporary = util::temporary_sibling(absolute);
   auto written = [&]() -> Result<void> {
-    HWIMG_TRY_ASSIGN(auto tar, oci::TarWriter::create(temporary, 0));
+    HWIMG_TRY_ASSIGN(auto tar, oci::TarWriter::create(temporary, options.mtime));
     return write_archive_entries(tar, reader, root, manifest, options, scratch.path());
   }();
   if (written && ::rename(temporary.c_str(), absolute.c_str()) != 0) {

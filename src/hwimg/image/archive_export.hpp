@@ -19,6 +19,7 @@ struct ArchiveOptions {
   ArchiveFormat format = ArchiveFormat::oci;
   std::string ref_name;               // index.json's org.opencontainers.image.ref.name; "" for none
   std::vector<std::string> repo_tags;  // docker: "NAME:TAG", manifest.json's RepoTags
+  std::int64_t mtime = 0;              // every entry's, in seconds: SOURCE_DATE_EPOCH, or 0
 };
 
 struct ArchiveSummary {
@@ -35,10 +36,10 @@ struct ArchiveSummary {
 // which containerd's importer reads).
 [[nodiscard]] std::string archive_index(const oci::Descriptor& manifest, const ArchiveOptions& options);
 
-// Writes the image `manifest` names to `output` (entries dated 1970-01-01, so the same image gives
-// the same bytes) through a temporary file beside it, renamed into
-// place once complete: a failed or interrupted export leaves no partial file at `output`. Blobs are
-// read through `reader`, verified, one layer at a time through a temporary directory beside it.
+// Writes the image `manifest` names to `output` (entries dated `options.mtime`, so the same image
+// and time give the same bytes) through a temporary file beside it, renamed into place once
+// complete: a failed or interrupted export leaves no partial file at `output`. Blobs are read
+// through `reader`, verified, one layer at a time through a temporary directory beside it.
 [[nodiscard]] Result<ArchiveSummary> write_image_archive(ImageReader& reader, const oci::Descriptor& manifest,
                                                          const ArchiveOptions& options,
                                                          const std::filesystem::path& output);

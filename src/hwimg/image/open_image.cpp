@@ -29,21 +29,22 @@ Result<OpenedImage> open_image(std::string_view text, const OpenOptions& options
   return open_image(std::move(reference), options);
 }
 
-Result<OpenedImage> open_image(ImageReference reference, const OpenOptions& options) {
-  OpenedImage image;
+Result<std::unique_ptr<ImageReader>> open_reader(const ImageReference& reference, const OpenOptions& options) {
   if (reference.kind == SourceKind::layout) {
     // Joined as written (not normalised), so messages show the path the user or recipe named.
     const auto& directory = reference.directory;
     const auto path = directory.is_absolute() || options.base_directory.empty() ? directory
                                                                                 : options.base_directory / directory;
-    HWIMG_TRY_ASSIGN(image.reader, LayoutReader::open(path));
-  } else if (options.client != nullptr) {
-    image.reader = std::make_unique<RegistryReader>(*options.client, reference.registry);
-  } else {
-    HWIMG_TRY_ASSIGN(auto client, registry::Client::create(options.registry));
-    image.reader = std::make_unique<RegistryReader>(std::make_unique<registry::Client>(std::move(client)),
-                                                    reference.registry);
+    return LayoutReader::open(path);
   }
+  if (options.client != nullptr) return std::make_unique<RegistryReader>(*options.client, reference.registry);
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(options.registry));
+  return std::make_unique<RegistryReader>(std::make_unique<registry::Client>(std::move(client)), reference.registry);
+}
+
+Result<OpenedImage> open_image(ImageReference reference, const OpenOptions& options) {
+  OpenedImage image;
+  HWIMG_TRY_ASSIGN(image.reader, open_reader(reference, options));
   HWIMG_TRY_ASSIGN(image.root, image.reader->resolve(reference.tag_or_digest()));
   image.reference = std::move(reference);
   return image;

@@ -49,6 +49,11 @@ struct OpenedImage {
   oci::Descriptor root;  // the index or manifest the reference names
 };
 
+// A reader of the reference's source, nothing resolved or requested yet: for each thread that reads
+// an image already open (a reader serves one thread at a time).
+[[nodiscard]] Result<std::unique_ptr<ImageReader>> open_reader(const ImageReference& reference,
+                                                               const OpenOptions& options);
+
 // Parses the reference, opens its source and resolves it (one request for a registry).
 [[nodiscard]] Result<OpenedImage> open_image(std::string_view reference, const OpenOptions& options);
 [[nodiscard]] Result<OpenedImage> open_image(ImageReference reference, const OpenOptions& options);

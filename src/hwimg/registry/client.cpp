@@ -22,6 +22,14 @@ std::string bare_type(std::string_view content_type) {
   return util::to_lower(util::trim(content_type.substr(0, content_type.find(';'))));
 }
 
+// GET of the manifest the reference names, every manifest type accepted, its size bounded.
+Request manifest_request(const Reference& ref) {
+  Request request{Method::get, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
+  request.headers.push_back(manifest_accept_header());
+  request.max_response_body = oci::max_manifest_size;
+  return request;
+}
+
 }  // namespace
 
 // The body of an open stream as it arrives, and how its exchange ended.
@@ -132,11 +140,8 @@ Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Referen
 Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
   const auto what = fmt::format("get manifest {}", ref.str());
   HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
-  Request request{Method::get, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
-  request.headers.push_back(manifest_accept_header());
-  request.max_response_body = oci::max_manifest_size;
   HWIMG_TRY_ASSIGN(auto answered,
-                   expect_status(m_impl->exchange_now(ref, std::move(request), m_impl->pull(ref)), {200}, what));
+                   expect_status(m_impl->exchange_now(ref, manifest_request(ref), m_impl->pull(ref)), {200}, what));
   return manifest_from_answer(answer_of(std::move(answered)), ref);
 }
 
@@ -224,12 +229,22 @@ Result<oci::Digest> Client::delete_manifest(const Reference& ref) {
   const auto what = fmt::format("delete {}", ref.str());
   auto digest = ref.digest;
   if (!digest) {
-    HWIMG_TRY_ASSIGN(const auto manifest, with_context(get_manifest(ref), "failed to " + what));
+    // Resolved here rather than by get_manifest, so a missing tag is one line: "no such tag (HTTP 404 ...)".
+    HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
+    HWIMG_TRY_ASSIGN(auto resolved, with_context(m_impl->exchange_now(ref, manifest_request(ref), m_impl->pull(ref)),
+                                                 "failed to " + what));
+    if (resolved.ok() && resolved.status == 404) return fail("failed to {}: no such tag ({})", what, describe(resolved));
+    HWIMG_TRY_ASSIGN(auto answered, expect_status(std::move(resolved), {200}, what));
+    HWIMG_TRY_ASSIGN(const auto manifest,
+                     with_context(manifest_from_answer(answer_of(std::move(answered)), ref), "failed to " + what));
     digest = manifest.digest;
   }
   Request request{Method::del, fmt::format("/v2/{}/manifests/{}", ref.repository, digest->str())};
   HWIMG_TRY_ASSIGN(const auto response, m_impl->exchange_now(ref, std::move(request), m_impl->push(ref)));
   if (response.status == 202) return *digest;
+  if (response.ok() && response.status == 404) {
+    return fail("failed to {}: no such manifest ({})", what, describe(response));
+  }
   // Distribution answers 405 UNSUPPORTED unless storage.delete.enabled is set
   // (docs/compatibility.md#deleting-manifests).
   const auto hint = response.status == 405 ? " (the registry does not allow deletes; a distribution registry needs "
