@@ -8,6 +8,8 @@
 #include <doctest/doctest.h>
 
 #include "canned_server.hpp"
+#include "test_support.hpp"
+#include "tls_canned_server.hpp"
 #include "hwimg/registry/detail/http.hpp"
 
 using namespace hwimg;
@@ -115,4 +117,48 @@ TEST_CASE("a streamed body reaches the reader as it comes; an error answer is co
   CHECK(not_found.status == 404);
   CHECK(not_found.body == "missing");
   CHECK(streamed == "hello world");
+}
+
+TEST_CASE("exchanges beyond the connection limit wait for a connection and reuse it") {
+  const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  // This server serves one connection at a time: a second connection would wait for the first to close.
+  CannedServer server({{ok}, {ok}, {ok}, {ok}});
+  TransportOptions options;
+  options.max_local_connections = 1;
+  options.stall_timeout = std::chrono::seconds(2);
+  auto transport = Transport::create(options).value();
+  std::vector<Response> answers(4);
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    transport.submit(Request{Method::get, server.url("/v2/" + std::to_string(i))},
+                     [&answers, i](Response r) { answers[i] = std::move(r); });
+  }
+  REQUIRE(transport.run());
+  for (const auto& answer : answers) {
+    CHECK(answer.ok());
+    CHECK(answer.status == 200);
+    CHECK(answer.body == "ok");
+  }
+  CHECK(server.connections() == 1);
+  CHECK(server.requests().size() == 4);
+}
+
+TEST_CASE("a second TLS connection to the same origin resumes the first one's session") {
+  const auto dir = test::scratch_directory("hwimg-tls");
+  const auto ca_file = dir.path() / "ca.pem";
+  test::TlsCannedServer server(ca_file, 3);
+  TransportOptions options;
+  options.ca_file = ca_file;
+  options.stall_timeout = std::chrono::seconds(5);
+  auto transport = Transport::create(options).value();
+  for (const auto* path : {"/v2/", "/v2/a", "/v2/b"}) {
+    const auto answer = exchange(transport, Request{Method::get, server.url(path)});
+    CHECK_MESSAGE(answer.ok(), answer.error);
+    CHECK(answer.body == "ok");
+  }
+  // The server closes each connection after its answer: three handshakes, the later two resumed.
+  const auto resumed = server.resumed();
+  REQUIRE(resumed.size() == 3);
+  CHECK_FALSE(resumed[0]);
+  CHECK(resumed[1]);
+  CHECK(resumed[2]);
 }

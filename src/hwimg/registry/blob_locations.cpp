@@ -44,6 +44,13 @@ std::optional<std::string> BlobLocations::other_repository(const std::string& re
   return std::nullopt;
 }
 
+bool BlobLocations::holds(const std::string& registry, const oci::Digest& digest, const std::string& repository) const {
+  const auto r = m_record.find(registry);
+  if (r == m_record.end()) return false;
+  const auto d = r->second.find(digest.str());
+  return d != r->second.end() && d->second.contains(repository);
+}
+
 void BlobLocations::record(const std::string& registry, const oci::Digest& digest, const std::string& repository) {
   m_record[registry][digest.str()].insert(repository);
 }

@@ -1,5 +1,6 @@
 #include "hwimg/registry/detail/local_http.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -63,6 +64,10 @@ struct SslContextFree {
   void operator()(SSL_CTX* context) const { SSL_CTX_free(context); }
 };
 
+struct SslSessionFree {
+  void operator()(SSL_SESSION* session) const { SSL_SESSION_free(session); }
+};
+
 // OpenSSL's reason for the last failure, or `fallback`.
 std::string openssl_error(std::string_view fallback) {
   const auto code = ERR_get_error();
@@ -81,9 +86,12 @@ struct LocalHttp::Connection {
   SslHandle tls;
 };
 
-// One TLS client context for every connection: the trust anchors are read once.
+// One TLS client context for every connection: the trust anchors are read once. A session per
+// origin lets later connections resume (no certificate sent, checked or signed for again), which
+// is most of what a handshake costs a short push on few cores.
 struct LocalHttp::Tls {
   std::unique_ptr<SSL_CTX, SslContextFree> context;
+  std::map<std::string, std::unique_ptr<SSL_SESSION, SslSessionFree>> sessions;
 };
 
 struct LocalHttp::Exchange {
@@ -92,7 +100,8 @@ struct LocalHttp::Exchange {
   Response response;
   Target target;
   Connection connection;
-  enum class Phase { connecting, handshaking, sending, receiving, finished } phase = Phase::connecting;
+  // queued: waiting for one of the origin's connections (at most max_local_connections at once).
+  enum class Phase { queued, connecting, handshaking, sending, receiving, finished } phase = Phase::connecting;
   short wants = POLLOUT;  // what the socket must become before the next step can move
   std::string out;
   std::size_t sent = 0;
@@ -275,6 +284,7 @@ Io transfer(Exchange& e, bool write, char* data, std::size_t size, std::size_t& 
 // before any answer, so it should start again on a fresh one.
 bool advance(Exchange& e, const TransportOptions& options) {
   using Phase = Exchange::Phase;
+  if (e.phase == Phase::queued) return true;
   const auto now = Clock::now();
   const auto limit = e.phase == Phase::connecting ? options.connect_timeout : options.stall_timeout;
   if (now - e.last_activity > limit) {
@@ -414,7 +424,48 @@ Result<void> LocalHttp::start(Exchange& e) {
     SSL_set_tlsext_host_name(ssl, e.target.host.c_str());
     SSL_set1_host(ssl, e.target.host.c_str());
   }
+  if (const auto session = m_tls->sessions.find(e.target.origin); session != m_tls->sessions.end()) {
+    SSL_set_session(ssl, session->second.get());  // a failed resumption falls back to a full handshake
+  }
   return {};
+}
+
+// A TLS 1.3 session ticket comes after the handshake: a connection that has carried an answer holds
+// a resumable session, if the server gives tickets at all. A copy: OpenSSL marks a connection's own
+// session unresumable when the connection is freed without a TLS shutdown.
+void LocalHttp::remember_session(const Exchange& e) {
+  if (!m_tls || !e.connection.tls || m_tls->sessions.contains(e.target.origin)) return;
+  const std::unique_ptr<SSL_SESSION, SslSessionFree> current(SSL_get1_session(e.connection.tls.get()));
+  if (!current || SSL_SESSION_is_resumable(current.get()) != 1) return;
+  std::unique_ptr<SSL_SESSION, SslSessionFree> copy(SSL_SESSION_dup(current.get()));
+  if (copy) m_tls->sessions.emplace(e.target.origin, std::move(copy));
+}
+
+std::size_t LocalHttp::connections_in_use(const std::string& origin) const {
+  return static_cast<std::size_t>(std::ranges::count_if(m_exchanges, [&](const auto& e) {
+    return e->target.origin == origin && e->phase != Exchange::Phase::queued && e->phase != Exchange::Phase::finished;
+  }));
+}
+
+// Gives `e` a kept-alive connection of its origin, else a new one while the origin has fewer than
+// max_local_connections in use; false: it stays queued.
+bool LocalHttp::connect(Exchange& e) {
+  if (const auto idle = m_idle.find(e.target.origin); idle != m_idle.end()) {
+    e.connection = std::move(*idle->second);
+    m_idle.erase(idle);
+    e.reused = true;
+    e.phase = Exchange::Phase::sending;
+    e.last_activity = Clock::now();
+    return true;
+  }
+  if (connections_in_use(e.target.origin) >= m_options.max_local_connections) {
+    e.phase = Exchange::Phase::queued;
+    return false;
+  }
+  e.phase = Exchange::Phase::connecting;
+  e.last_activity = Clock::now();
+  if (auto started = start(e); !started) e.fail(TransportFailure::connect, started.error().message);
+  return true;
 }
 
 void LocalHttp::submit(Request request, Done done, int redirects) {
@@ -432,14 +483,8 @@ void LocalHttp::submit(Request request, Done done, int redirects) {
   if (!target) return e.fail(TransportFailure::other, fmt::format("invalid URL {}", redact_url(e.request.url)));
   e.target = std::move(*target);
   e.out = request_text(e.request, e.target);
-  if (const auto idle = m_idle.find(e.target.origin); idle != m_idle.end()) {
-    e.connection = std::move(*idle->second);
-    m_idle.erase(idle);
-    e.reused = true;
-    e.phase = Exchange::Phase::sending;
-    return;
-  }
-  if (auto started = start(e); !started) e.fail(TransportFailure::connect, started.error().message);
+  e.phase = Exchange::Phase::queued;  // not one of the origin's connections in use until it has one
+  connect(e);
 }
 
 void LocalHttp::poll_set(std::vector<pollfd>& fds) const {
@@ -474,10 +519,15 @@ std::size_t LocalHttp::step() {
       ++finished;
     }
   }
+  // Connections freed (or closed) above go to the exchanges waiting for one, in order.
+  for (auto& e : m_exchanges) {
+    if (e->phase == Exchange::Phase::queued) connect(*e);
+  }
   return finished;
 }
 
 void LocalHttp::finish(Exchange& e) {
+  if (e.response.ok() && e.complete) remember_session(e);
   if (e.response.ok() && e.complete && http_should_keep_alive(&e.parser) != 0 && e.connection.socket.valid()) {
     m_idle.emplace(e.target.origin, std::make_unique<Connection>(std::move(e.connection)));
   }

@@ -117,14 +117,14 @@ struct BlobJob {
   std::vector<std::function<void()>> waiters;
 };
 
-// The referrers of one subject: put beside the root, then listed in the subject's referrers tag
-// with one read-modify-write where the registry did not index them itself.
+// The referrers of one subject: put beside the variant manifests (a registry must take a referrer
+// before its subject, docs/nfd.md#referrers), then listed in the subject's referrers tag with one
+// read-modify-write beside the root where the registry did not index them itself.
 struct SubjectReferrers {
   oci::Digest subject;
   std::vector<const PlannedManifest*> referrers;
   std::set<oci::Digest> listed;          // in the referrers tag's index when the push began
   std::vector<oci::Descriptor> to_list;  // put, and answered without OCI-Subject
-  std::size_t pending = 0;
 };
 
 class Pusher {
@@ -170,25 +170,29 @@ public:
       // upload session the upload needs, so asking first would only add a round trip.
       if (job.mount_from && !(job.external && job.external->repository == m_destination.repository)) {
         m_pending_blobs.push_back(&job);
+      } else if (job.in_memory && !m_locations.holds(registry, job.blob.digest, m_destination.repository)) {
+        // A few bytes made here: sending them costs what asking whether they are there would.
+        m_pending_blobs.push_back(&job);
       } else {
         check_blob(job);
       }
     }
     start_uploads();
+    for (const auto& referrer : m_plan.referrers) group_referrer(referrer);
     for (const auto& m : m_plan.manifests) check_manifest(m);
     check_manifest(m_plan.root);
-    for (const auto& referrer : m_plan.referrers) group_referrer(referrer);
-    for (auto& [subject, group] : m_subjects) check_referrers(group);
     HWIMG_TRY(finish_phase());
 
     for (const auto& m : m_plan.manifests) queue_manifest(m);
+    for (auto& [subject, group] : m_subjects) queue_referrers(group);
     start_manifests();
     HWIMG_TRY(finish_phase());
 
-    // The referrers' subjects are all up now; the root goes first, its referrers beside it.
     queue_manifest(m_plan.root);
-    for (auto& [subject, group] : m_subjects) queue_referrers(group);
     start_manifests();
+    for (auto& [subject, group] : m_subjects) {
+      if (!group.to_list.empty()) list_referrers(group);
+    }
     HWIMG_TRY(finish_phase());
 
     for (const auto& blob : m_plan.blobs) m_locations.record(registry, blob.digest, m_destination.repository);
@@ -446,6 +450,10 @@ private:
       // Anything but a match (absent, another digest, an error) means: put it.
       if (r.ok() && r.status == 200 && r.header("docker-content-digest") == manifest.descriptor.digest.str()) {
         m_present_manifests.insert(&manifest);
+        // Only a manifest already there can have its referrers listed already.
+        if (const auto group = m_subjects.find(manifest.descriptor.digest); group != m_subjects.end()) {
+          check_referrers(group->second);
+        }
       }
     });
   }
@@ -546,7 +554,7 @@ private:
   }
 
   // What the subject's referrers tag lists: those referrers need no put. Any failure here only
-  // means they are put again, which changes nothing.
+  // means they are put again, which changes nothing. The lookups run in the checks' round.
   void check_referrers(SubjectReferrers& group) {
     Request request{Method::get, referrers_tag_url(group)};
     request.headers.push_back(manifest_accept_header());
@@ -564,7 +572,6 @@ private:
         ++m_summary.referrers_listed;
         continue;
       }
-      ++group.pending;
       m_pending_manifests.push_back(referrer);
     }
   }
@@ -580,7 +587,6 @@ private:
       // A registry with the referrers API answers OCI-Subject and lists it itself (docs/nfd.md#referrers).
       if (!r.header("oci-subject")) group.to_list.push_back(referrer.descriptor);
     }
-    if (--group.pending == 0 && !group.to_list.empty()) list_referrers(group);
     start_manifests();
   }
 

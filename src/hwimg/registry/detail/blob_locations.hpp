@@ -22,6 +22,8 @@ public:
   // A repository of `registry` other than `except` known to hold the blob.
   [[nodiscard]] std::optional<std::string> other_repository(const std::string& registry, const oci::Digest& digest,
                                                             const std::string& except) const;
+  // Whether `repository` of `registry` is known to hold the blob.
+  [[nodiscard]] bool holds(const std::string& registry, const oci::Digest& digest, const std::string& repository) const;
   void record(const std::string& registry, const oci::Digest& digest, const std::string& repository);
   // Merges with the file's current content and writes it atomically.
   [[nodiscard]] Result<void> save() const;

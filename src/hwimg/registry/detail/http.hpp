@@ -91,6 +91,8 @@ struct TransportOptions {
   std::chrono::seconds connect_timeout{30};
   std::chrono::seconds stall_timeout{60};  // abort when nothing moves for this long
   long max_host_connections = 8;           // further exchanges wait for a free connection
+  // To a registry on this machine (HTTP/1.1, one exchange per connection at a time); more wait.
+  std::size_t max_local_connections = 16;
 };
 
 class Transport {
