@@ -1,0 +1,63 @@
+#include "hwimg/registry/detail/relay.hpp"
+
+#include <csignal>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "hwimg/registry/client.hpp"
+#include "hwimg/util/files.hpp"
+
+namespace hwimg::registry {
+
+Result<std::unique_ptr<Relay>> Relay::start(const ClientOptions& options, Reference source, oci::Descriptor blob) {
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) return fail("failed to make a pipe: {}", util::errno_text(errno));
+  auto relay = std::unique_ptr<Relay>(new Relay(util::UniqueFd(ends[0])));
+  ::fcntl(ends[1], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups; the default 64 KiB works too
+  relay->m_thread = std::thread([relay = relay.get(), write_end = util::UniqueFd(ends[1]), options,
+                                 source = std::move(source), blob = std::move(blob)]() mutable {
+    relay->copy(options, source, blob, std::move(write_end));
+  });
+  return relay;
+}
+
+Relay::~Relay() {
+  m_read.reset();  // a writer blocked on a full pipe gets EPIPE and stops
+  if (m_thread.joinable()) m_thread.join();
+}
+
+std::string Relay::error() {
+  std::lock_guard lock(m_mutex);
+  return m_error;
+}
+
+void Relay::copy(const ClientOptions& options, const Reference& source, const oci::Descriptor& blob, util::UniqueFd out) {
+  // A closed read end must answer EPIPE here, not kill the process.
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+  auto copied = [&]() -> Result<void> {
+    HWIMG_TRY_ASSIGN(auto client, Client::create(options));
+    HWIMG_TRY_ASSIGN(const auto answer, client.open_stream(source, ReadMethod::get, "blobs/" + blob.digest.str(), {}));
+    if (answer.status != 200) return fail("{}", describe_answer(answer));
+    while (true) {
+      HWIMG_TRY_ASSIGN(auto chunk, answer.streamed ? client.next_chunk() : Result<std::optional<std::string>>());
+      if (!chunk) break;
+      for (std::string_view data = *chunk; !data.empty();) {
+        const auto n = ::write(out.get(), data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail("the upload stopped reading: {}", util::errno_text(errno));
+        data.remove_prefix(static_cast<std::size_t>(n));
+      }
+    }
+    return {};
+  }();
+  if (!copied) {
+    std::lock_guard lock(m_mutex);
+    m_error = copied.error().message;
+  }
+}
+
+}  // namespace hwimg::registry
