@@ -18,6 +18,20 @@
 
 namespace hwimg::test {
 
+// A listening socket on 127.0.0.1 at a port the kernel picks, which goes to `port`.
+inline util::UniqueFd listen_on_loopback(std::uint16_t& port) {
+  util::UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  socklen_t length = sizeof address;
+  ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length);
+  port = ntohs(address.sin_port);
+  REQUIRE(::listen(listener.get(), 8) == 0);
+  return listener;
+}
+
 // Answers each request read from a connection with the next canned answer; an answer may close
 // the connection after it. Counts the connections it accepted.
 class CannedServer {
@@ -28,15 +42,7 @@ public:
   };
 
   explicit CannedServer(std::vector<Answer> answers) : m_answers(std::move(answers)) {
-    m_listener = util::UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(m_listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    socklen_t length = sizeof address;
-    ::getsockname(m_listener.get(), reinterpret_cast<sockaddr*>(&address), &length);
-    m_port = ntohs(address.sin_port);
-    REQUIRE(::listen(m_listener.get(), 8) == 0);
+    m_listener = listen_on_loopback(m_port);
     m_thread = std::thread([this] { serve(); });
   }
   ~CannedServer() {

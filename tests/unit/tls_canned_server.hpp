@@ -12,16 +12,15 @@
 #include <thread>
 #include <vector>
 
-#include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <doctest/doctest.h>
 
+#include "canned_server.hpp"
 #include "hwimg/util/fd.hpp"
 
 namespace hwimg::test {
@@ -62,15 +61,7 @@ public:
     REQUIRE(SSL_CTX_use_certificate(m_context.get(), cert.get()) == 1);
     REQUIRE(SSL_CTX_use_PrivateKey(m_context.get(), key.get()) == 1);
 
-    m_listener = util::UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(m_listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    socklen_t length = sizeof address;
-    ::getsockname(m_listener.get(), reinterpret_cast<sockaddr*>(&address), &length);
-    m_port = ntohs(address.sin_port);
-    REQUIRE(::listen(m_listener.get(), 8) == 0);
+    m_listener = listen_on_loopback(m_port);
     m_thread = std::thread([this] { serve(); });
   }
   ~TlsCannedServer() {
