@@ -14,6 +14,7 @@ registry_proxy() {
   start_proxy "proxy-$name" --upstream "$reg" "$@"
   printf '{"auths":{"%s":{"auth":"%s"}}}' "$PROXY_ADDR" "$(printf 'hwimg:%s' "$password" | base64 -w0)" \
     > "$DOCKER_CONFIG/config.json"
+  chmod 600 "$DOCKER_CONFIG/config.json"
 }
 
 step "a push through 20 % faults completes and skopeo verifies what the registry holds"
@@ -22,6 +23,9 @@ index_digest=$(make_layout "$layout" v1 --variants 4 --shared-size 400000)
 registry_proxy flaky --fault-rate 0.2 --seed 3
 hw_ok push --plain-http --chunk-size 262144 "oci:$layout:v1" "$PROXY_ADDR/test/flaky"
 assert_contains "$OUT" "@$index_digest: 9 blobs uploaded" "push through faults"
+# The variants' NFD artifacts go through the same faults and retries as the image.
+assert_contains "$OUT" "; 4 compat artifacts attached;" "artifacts through faults"
+[ -z "$(grep 'warning' <<<"$OUT")" ] || fail "warnings after a push through faults: $OUT"
 faults=$(grep -c '^fault' "$TEST_TMP/proxy-flaky.log" || true)
 [ "$faults" -ge 5 ] || fail "too few faults were injected ($faults)"
 for kind in drop-before drop-after 500 503 truncate; do
@@ -39,7 +43,8 @@ resume="$TEST_TMP/resume"
 resume_digest=$(make_layout "$resume" v1 --variants 4 --seed 5 --shared-size $((2 << 20)) --variant-size $((2 << 20)))
 before=$(count_blob_uploads "$dir/registry.log")
 registry_proxy hang --hang-after-uploads 4
-"$HWIMG" push --plain-http -j 1 "oci:$resume:v1" "$PROXY_ADDR/test/resume" > "$TEST_TMP/interrupted.log" 2>&1 &
+# Without NFD artifacts: the registry log's uploads are then the image's blobs only.
+"$HWIMG" push --plain-http --no-compat -j 1 "oci:$resume:v1" "$PROXY_ADDR/test/resume" > "$TEST_TMP/interrupted.log" 2>&1 &
 push_pid=$!
 for _ in $(seq 1 200); do [ -e "$TEST_TMP/proxy-hang.port.hung" ] && break; sleep 0.05; done
 [ -e "$TEST_TMP/proxy-hang.port.hung" ] || fail "the push never reached 4 uploads"
@@ -49,7 +54,7 @@ wait "$push_pid" 2>/dev/null || true
 landed=$(($(count_blob_uploads "$dir/registry.log") - before))
 [ "$landed" -ge 4 ] && [ "$landed" -lt 9 ] || fail "the interrupted push landed $landed of 9 blobs"
 registry_proxy clean
-hw_ok push --plain-http "oci:$resume:v1" "$PROXY_ADDR/test/resume"
+hw_ok push --plain-http --no-compat "oci:$resume:v1" "$PROXY_ADDR/test/resume"
 assert_contains "$OUT" "@$resume_digest: $((9 - landed)) blobs uploaded" "resumed push uploads the rest"
 assert_contains "$OUT" "0 mounted, $landed already present" "resumed push skips what is there"
 
