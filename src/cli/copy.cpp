@@ -14,9 +14,9 @@ void define_copy_command(CLI::App& subcommand, Action& action) {
   command->footer(
       "Kept variant manifests are copied byte for byte (same digests); an index that loses variants is rewritten "
       "and gets a new digest. Between repositories of one registry blobs are mounted; from another registry they "
-      "are streamed through, never stored here. Each variant is also tagged TAG-<variant>. Between registries the "
-      "kept manifests' referrers (NFD compatibility artifacts, signatures, SBOMs) come along, listed through the "
-      "referrers API or the sha256-<digest> tag; to or from a layout they do not.\n"
+      "are streamed through, never stored here. Each variant is also tagged TAG-<variant>. The kept manifests' "
+      "referrers (NFD compatibility artifacts, signatures, SBOMs) come along: on a registry listed through the "
+      "referrers API or the sha256-<digest> tag, in a layout as untagged entries of index.json.\n"
       "Exit status: 0 copied, 1 failed, 2 usage mistake (an unknown --variant names the nearest).");
   command->add_option("SOURCE", copy.source, "oci:DIR[:TAG] or REGISTRY/REPO[:TAG|@DIGEST]")->required();
   command->add_option("DESTINATION", copy.destination,

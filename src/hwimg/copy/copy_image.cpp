@@ -6,6 +6,7 @@
 #include "hwimg/copy/referrers.hpp"
 #include "hwimg/image/documents.hpp"
 #include "hwimg/image/open_image.hpp"
+#include "hwimg/oci/layout.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/select/image_source.hpp"
 #include "hwimg/util/strings.hpp"
@@ -56,6 +57,25 @@ Result<registry::PushPlan> plan_copy(image::ImageReader& reader, const oci::Desc
   return plan;
 }
 
+// The referrers of the kept variants (and of the index when it is copied unchanged) put in `plan`,
+// read from the source's registry, or from the manifests its layout's index.json lists.
+Result<void> plan_kept_referrers(registry::Client& client, const image::OpenedImage& source, registry::PushPlan& plan) {
+  std::vector<oci::Digest> subjects;
+  for (const auto& manifest : plan.manifests) subjects.push_back(manifest.descriptor.digest);
+  if (plan.root.descriptor.digest == source.root.digest) subjects.push_back(plan.root.descriptor.digest);
+  std::vector<std::string> referrers;
+  if (source.reference.kind == image::SourceKind::layout) {
+    HWIMG_TRY_ASSIGN(const auto layout, oci::Layout::open(source.reference.directory));
+    HWIMG_TRY_ASSIGN(referrers, find_layout_referrers(layout, subjects));
+  } else {
+    HWIMG_TRY_ASSIGN(auto fetched, find_referrers(client, source.reference.registry, subjects));
+    for (auto& manifest : fetched) referrers.push_back(std::move(manifest.bytes));
+  }
+  for (auto& bytes : referrers) HWIMG_TRY(plan.add_referrer(std::move(bytes)));
+  plan.order_blobs();
+  return {};
+}
+
 }  // namespace
 
 Result<CopySummary> copy_image(const CopyRequest& request) {
@@ -75,27 +95,22 @@ Result<CopySummary> copy_image(const CopyRequest& request) {
                    : !source.image.reference.tag.empty() ? source.image.reference.tag
                                                           : std::string("latest");
   HWIMG_TRY_ASSIGN(auto plan, plan_copy(reader, source.image.root, source.candidates, kept, tag));
+  HWIMG_TRY(plan_kept_referrers(client, source.image, plan));
 
   CopySummary summary;
   summary.variants_total = source.candidates.size();
   summary.variants_kept = kept.size();
   summary.digest = plan.root.descriptor.digest;
+  summary.referrers = plan.referrers.size();
   if (destination.kind == image::SourceKind::layout) {
     HWIMG_TRY(write_to_layout(source.image, request.registry, plan, destination.directory, summary));
     summary.destination = fmt::format("oci:{}:{}", destination.directory.string(), tag);
     return summary;
   }
   registry::ExternalBlobs external;
-  std::vector<registry::FetchedManifest> referrers;
   if (source.image.reference.kind == image::SourceKind::layout) {
     plan.layout = source.image.reference.directory;
   } else {
-    std::vector<oci::Digest> subjects;
-    for (const auto& manifest : plan.manifests) subjects.push_back(manifest.descriptor.digest);
-    if (plan.root.descriptor.digest == source.image.root.digest) subjects.push_back(plan.root.descriptor.digest);
-    HWIMG_TRY_ASSIGN(referrers, find_referrers(client, source.image.reference.registry, subjects));
-    for (auto& referrer : referrers) HWIMG_TRY(plan.add_referrer(std::move(referrer.bytes)));
-    plan.order_blobs();
     for (const auto& blob : plan.blobs) external.emplace(blob.digest, source.image.reference.registry);
   }
   const auto target = destination.registry.with_tag(tag);
@@ -103,7 +118,6 @@ Result<CopySummary> copy_image(const CopyRequest& request) {
   if (!summary.pushed->referrer_failures.empty()) {
     return fail("failed to copy the referrers to {}: {}", target.str(), util::join(summary.pushed->referrer_failures, "; "));
   }
-  summary.referrers = referrers.size();
   summary.pushed->requests = client.requests();
   summary.destination = summary.pushed->reference;
   return summary;

@@ -2,8 +2,8 @@
 // `hwimg copy`: an image from a registry or a layout to a registry or a layout, with only the
 // variants a fleet needs. Kept variant manifests are copied byte for byte (their digests do not
 // change); an index loses the entries left out and gets a new digest. Between repositories of one
-// registry blobs are mounted, from another registry streamed through, never stored here; between
-// registries the kept manifests' referrers (NFD artifacts, signatures, SBOMs) come along.
+// registry blobs are mounted, from another registry streamed through, never stored here; the kept
+// manifests' referrers (NFD artifacts, signatures, SBOMs) come along, to and from layouts too.
 
 #include <cstdint>
 #include <optional>
@@ -31,7 +31,7 @@ struct CopySummary {
   std::size_t blobs_copied = 0;         // a layout destination: blobs written
   std::uint64_t bytes_copied = 0;
   std::size_t blobs_present = 0;        // a layout destination: blobs it had already
-  std::size_t referrers = 0;            // between registries: referrer manifests carried along
+  std::size_t referrers = 0;            // referrer manifests carried along
 };
 
 [[nodiscard]] Result<CopySummary> copy_image(const CopyRequest& request);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "hwimg/oci/layout.hpp"
+#include "hwimg/registry/referrers.hpp"
 #include "hwimg/util/thread_pool.hpp"
 
 namespace hwimg::copy {
@@ -115,12 +116,22 @@ Result<void> write_to_layout(image::OpenedImage& source, const registry::ClientO
     HWIMG_TRY(layout.put_blob(manifest.bytes, manifest.descriptor.media_type));
   }
   HWIMG_TRY(layout.put_blob(plan.root.bytes, plan.root.descriptor.media_type));
+  // Referrers stay untagged in index.json, where oras-go's layout store finds them
+  // (docs/nfd.md#referrers); a ref.name among a manifest's own annotations would tag it there.
+  std::vector<oci::Descriptor> referrers;
+  for (const auto& referrer : plan.referrers) {
+    HWIMG_TRY(layout.put_blob(referrer.bytes, referrer.descriptor.media_type));
+    referrers.push_back(referrer.descriptor);
+    referrers.back().annotations.erase(std::string(oci::ref_name_annotation));
+  }
 
   return layout.update_index_json([&](oci::Index& index_json) -> Result<void> {
     std::erase_if(index_json.manifests, [&](const oci::Descriptor& d) {
       const auto name = d.ref_name();
       return name && std::ranges::any_of(tagged, [&](const auto& t) { return t.second == *name; });
     });
+    // Before the tags, which a rerun takes out and puts back last: its index.json is byte-identical.
+    registry::add_referrers(index_json, referrers);
     for (auto [descriptor, tag] : tagged) {
       descriptor.annotations[std::string(oci::ref_name_annotation)] = tag;
       index_json.manifests.push_back(std::move(descriptor));

@@ -1,12 +1,14 @@
 #pragma once
 // The referrers a copy carries along (NFD compatibility artifacts, signatures, SBOMs): the
 // manifests whose `subject` is a kept variant (or the index, when it is copied unchanged), found
-// through the source's referrers API or tag, then pushed in the copy's plan with the image
-// (registry::PushPlan::add_referrer), as `hwimg push` pushes its own (docs/nfd.md#referrers).
+// through the source's referrers API or tag, or among the manifests a source layout's index.json
+// lists, then put in the copy's plan with the image (registry::PushPlan::add_referrer): pushed as
+// `hwimg push` pushes its own, or kept untagged in a destination layout (docs/nfd.md#referrers).
 
 #include <string>
 #include <vector>
 
+#include "hwimg/oci/layout.hpp"
 #include "hwimg/registry/client.hpp"
 
 namespace hwimg::copy {
@@ -16,5 +18,10 @@ namespace hwimg::copy {
 [[nodiscard]] Result<std::vector<registry::FetchedManifest>> find_referrers(registry::Client& client,
                                                                             const registry::Reference& source,
                                                                             const std::vector<oci::Digest>& subjects);
+
+// The bytes of each OCI image manifest listed in `layout`'s index.json (tagged or not, each once)
+// whose `subject` is one of `subjects`, read verified, in index.json's order.
+[[nodiscard]] Result<std::vector<std::string>> find_layout_referrers(const oci::Layout& layout,
+                                                                     const std::vector<oci::Digest>& subjects);
 
 }  // namespace hwimg::copy

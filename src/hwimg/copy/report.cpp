@@ -15,9 +15,10 @@ std::string summary_line(const CopyRequest& request, const CopySummary& summary)
                        pushed->blobs_relayed, pushed->blobs_sent(), pushed->blobs_present,
                        pushed->manifests_pushed, pushed->manifests_present, pushed->tags.size(), summary.referrers);
   }
-  return fmt::format("copied {} to {}@{}: {}; {} blobs copied ({:.1f} MiB), {} already there", request.source,
-                     summary.destination, summary.digest.str(), variants, summary.blobs_copied,
-                     static_cast<double>(summary.bytes_copied) / (1 << 20), summary.blobs_present);
+  return fmt::format("copied {} to {}@{}: {}; {} blobs copied ({:.1f} MiB), {} already there; {} referrers",
+                     request.source, summary.destination, summary.digest.str(), variants, summary.blobs_copied,
+                     static_cast<double>(summary.bytes_copied) / (1 << 20), summary.blobs_present,
+                     summary.referrers);
 }
 
 std::string render_json(const CopyRequest& request, const CopySummary& summary) {
@@ -38,6 +39,7 @@ std::string render_json(const CopyRequest& request, const CopySummary& summary) 
     out["blobs"] = {{"copied", summary.blobs_copied},
                     {"bytes_copied", summary.bytes_copied},
                     {"present", summary.blobs_present}};
+    out["referrers"] = summary.referrers;
   }
   return out.dump(2) + "\n";
 }
