@@ -88,15 +88,59 @@ step "registry to layout and back: skopeo and umoci accept it, digests agree"
 hw_ok copy "${tls[@]}" "$one/src/app:v1" "oci:$TEST_TMP/out:mirror" --variant cuda12.8-sm100-x86-64-v1 --variant cuda12.8-sm90-x86-64-v3
 reduced=$(raw "$sk_one" "$one/mirror/app:v1" | sha256sum | cut -d' ' -f1)
 assert_contains "$OUT" "to oci:$TEST_TMP/out:mirror@sha256:" "layout summary"
+assert_contains "$OUT" "; 2 referrers" "the kept variants' referrers came into the layout"
 skopeo inspect "oci:$TEST_TMP/out:mirror-cuda12.8-sm100-x86-64-v1" >/dev/null || fail "skopeo cannot read the variant"
 tags=$(cd "$TEST_TMP" && umoci ls --layout out) || fail "umoci cannot read the layout"
-assert_contains "$tags" "mirror-cuda12.8-sm100-x86-64-v1" "umoci lists the variant tags"
+assert_eq "mirror mirror-cuda12.8-sm100-x86-64-v1 mirror-cuda12.8-sm90-x86-64-v3" "$(sort <<<"$tags" | xargs)" \
+  "umoci lists the tags, untagged referrers left out"
+skopeo copy -q --all "oci:$TEST_TMP/out:mirror" "oci:$TEST_TMP/out-skopeo:mirror" || fail "skopeo cannot copy the layout with referrers"
+nfd=application/vnd.nfd.image-compatibility.v1alpha1
+untagged() { jq -c '[.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == null)]' "$1/index.json"; }
+blob_in() { echo "$1/blobs/sha256/${2#sha256:}"; }  # blob_in LAYOUT DIGEST
+artifact_in() { # artifact_in LAYOUT VARIANT: the digest of the untagged manifest whose subject is that variant
+  for a in $(untagged "$1" | jq -r '.[].digest'); do
+    [ "$(jq -r .subject.digest "$(blob_in "$1" "$a")")" = "$(variant_digest "$2")" ] && echo "$a"
+  done
+}
+listed=$(untagged "$TEST_TMP/out")
+assert_eq 2 "$(jq length <<<"$listed")" "index.json lists one untagged descriptor per kept variant"
+assert_eq "$nfd $nfd" "$(jq -r '[.[].artifactType] | join(" ")' <<<"$listed")" "each carries the NFD artifactType"
+for a in $(jq -r '.[].digest' <<<"$listed"); do
+  for b in "$a" $(jq -r '(.config, .layers[]) | .digest' "$(blob_in "$TEST_TMP/out" "$a")"); do
+    assert_eq "${b#sha256:}" "$(sha256sum <"$(blob_in "$TEST_TMP/out" "$b")" | cut -d' ' -f1)" "artifact $a: blob $b matches its digest"
+  done
+done
+for v in cuda12.8-sm90-x86-64-v3 cuda12.8-sm100-x86-64-v1; do
+  d=$(variant_digest "$v")
+  assert_eq "$(raw "$sk_one" "$one/src/app:sha256-${d#sha256:}" | jq -r '.manifests[].digest')" "$(artifact_in "$TEST_TMP/out" "$v")" \
+    "$v: the source's artifact, unchanged, with the variant as its subject"
+done
+cp "$TEST_TMP/out/index.json" "$TEST_TMP/out-index.json"
+hw_ok copy "${tls[@]}" "$one/src/app:v1" "oci:$TEST_TMP/out:mirror" --variant cuda12.8-sm100-x86-64-v1 --variant cuda12.8-sm90-x86-64-v3
+assert_contains "$OUT" "; 0 blobs copied" "a rerun copies nothing"
+cmp "$TEST_TMP/out-index.json" "$TEST_TMP/out/index.json" || fail "a rerun changed index.json: $(cat "$TEST_TMP/out/index.json")"
 hw_ok copy "${tls[@]}" "oci:$TEST_TMP/out:mirror" "$two/back/app:v1"
+assert_contains "$OUT" "; 2 referrers" "the layout's referrers went to the registry"
 assert_eq "sha256:$(raw "$sk_two" "$two/back/app:v1" | sha256sum | cut -d' ' -f1)" \
   "$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == "mirror") | .digest' "$TEST_TMP/out/index.json")" \
   "layout index pushed unchanged"
+for v in cuda12.8-sm90-x86-64-v3 cuda12.8-sm100-x86-64-v1; do
+  d=$(variant_digest "$v")
+  assert_eq "$(artifact_in "$TEST_TMP/out" "$v")" "$(raw "$sk_two" "$two/back/app:sha256-${d#sha256:}" | jq -r '.manifests[].digest')" \
+    "$v: the referrers tag of the registry copy lists the layout's artifact"
+done
+hw_ok compat show "${tls[@]}" "$one/src/app:v1" --variant cuda12.8-sm90-x86-64-v3
+want_spec=$OUT
+hw_ok compat show "${tls[@]}" "$two/back/app:v1" --variant cuda12.8-sm90-x86-64-v3
+assert_eq "$want_spec" "$OUT" "the NFD spec survives registry, layout, registry"
+hw_ok copy "oci:$TEST_TMP/out:mirror" "oci:$TEST_TMP/one-variant:v1" --variant cuda12.8-sm90-x86-64-v3
+assert_contains "$OUT" "; 1 referrers" "layout to layout with --variant: the kept variant's referrer only"
+assert_eq 1 "$(untagged "$TEST_TMP/one-variant" | jq length)" "one untagged descriptor"
+assert_eq "$(artifact_in "$TEST_TMP/out" cuda12.8-sm90-x86-64-v3)" "$(artifact_in "$TEST_TMP/one-variant" cuda12.8-sm90-x86-64-v3)" \
+  "the kept variant's artifact, unchanged"
 hw_ok copy "oci:$layout:v1" "oci:$TEST_TMP/out:all"
 assert_contains "$OUT" "32 of 32 variants" "layout to layout"
+assert_contains "$OUT" "; 0 referrers" "a layout without referrers gives none"
 assert_contains "$OUT" "already there" "blobs shared in the layout"
 
 step "SIGKILL during a copy into a layout: the layout stays valid, a rerun finishes"
