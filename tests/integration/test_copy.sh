@@ -160,6 +160,7 @@ small=$(for m in $(jq -r '.manifests[].digest' "$(big_blob "$big_root")"); do
   while read -r d; do [ -e "$TEST_TMP/killed/blobs/sha256/${d#sha256:}" ] || echo "$d"; done)
 [ -n "$small" ] || fail "the big image has no small blob the layout lacks"
 arrived() { for d in $small; do [ -e "$TEST_TMP/killed/blobs/sha256/${d#sha256:}" ] || return 1; done; }
+cp "$TEST_TMP/killed/index.json" "$TEST_TMP/killed-index.json"
 "$HWIMG" copy --plain-http "$proxy/big/app:v1" "oci:$TEST_TMP/killed:v1" >"$TEST_TMP/killed.log" 2>&1 &
 copier=$!
 for _ in $(seq 1 400); do [ -e "$port_file.stalled" ] && break; sleep 0.05; done
@@ -168,10 +169,13 @@ for _ in $(seq 1 200); do arrived && break; sleep 0.05; done
 arrived || fail "while one blob download stalled, the other blobs were not copied (one at a time?)"
 kill -9 "$copier"; wait "$copier" 2>/dev/null || true
 assert_eq "v0 v0-cuda12.8-sm90-x86-64-v3" "$(cd "$TEST_TMP" && umoci ls --layout killed | sort | xargs)" "the killed copy added no tag"
+cmp "$TEST_TMP/killed-index.json" "$TEST_TMP/killed/index.json" || fail "the killed copy changed index.json (a referrer listed?)"
 for blob in "$TEST_TMP"/killed/blobs/sha256/*; do
   assert_eq "$(basename "$blob")" "$(sha256sum <"$blob" | cut -d' ' -f1)" "every blob in the layout matches its digest"
 done
 hw_ok copy --plain-http "$proxy/big/app:v1" "oci:$TEST_TMP/killed:v1"
+assert_contains "$OUT" "; 2 referrers" "the finished copy brings the two variants' NFD artifacts"
+assert_eq 3 "$(untagged "$TEST_TMP/killed" | jq length)" "untagged: the first copy's artifact and the two of the finished one"
 skopeo copy -q --all "oci:$TEST_TMP/killed:v1" "oci:$TEST_TMP/killed-check:v1" || fail "skopeo cannot read the finished copy"
 
 step "a registry answering bytes that do not match the digest: refused, named"
