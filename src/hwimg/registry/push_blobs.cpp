@@ -1,6 +1,8 @@
 // The blobs of a push: checked, mounted, uploaded (whole or in chunks) or relayed, each verified
 // against its digest as it is read, and restarted from its HEAD when an upload fails.
 
+#include <algorithm>
+
 #include <sys/stat.h>
 
 #include "hwimg/registry/detail/pusher.hpp"

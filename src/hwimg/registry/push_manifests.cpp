@@ -1,6 +1,8 @@
 // The manifests of a push: checked with the blobs (an unchanged push writes nothing), put once
 // their blobs are up, and put again after a recheck when the registry does not see a blob yet.
 
+#include <algorithm>
+
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/detail/pusher.hpp"
