@@ -138,6 +138,11 @@ assert_contains "$OUT" "; 1 referrers" "layout to layout with --variant: the kep
 assert_eq 1 "$(untagged "$TEST_TMP/one-variant" | jq length)" "one untagged descriptor"
 assert_eq "$(artifact_in "$TEST_TMP/out" cuda12.8-sm90-x86-64-v3)" "$(artifact_in "$TEST_TMP/one-variant" cuda12.8-sm90-x86-64-v3)" \
   "the kept variant's artifact, unchanged"
+# hwimg push takes the referrers a layout holds along too (--no-compat: none made anew).
+hw_ok push --no-compat "${tls[@]}" "oci:$TEST_TMP/one-variant:v1" "$two/pushed/app:v1"
+d=$(variant_digest cuda12.8-sm90-x86-64-v3)
+assert_eq "$(artifact_in "$TEST_TMP/out" cuda12.8-sm90-x86-64-v3)" \
+  "$(raw "$sk_two" "$two/pushed/app:sha256-${d#sha256:}" | jq -r '.manifests[].digest')" "push carries the layout's referrer"
 hw_ok copy "oci:$layout:v1" "oci:$TEST_TMP/out:all"
 assert_contains "$OUT" "32 of 32 variants" "layout to layout"
 assert_contains "$OUT" "; 0 referrers" "a layout without referrers gives none"

@@ -3,6 +3,7 @@
 #include "hwimg/copy/layout_destination.hpp"
 #include "hwimg/copy/referrers.hpp"
 #include "hwimg/image/memory_reader.hpp"
+#include "hwimg/oci/layout_referrers.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/util/files.hpp"
 #include "test_support.hpp"
@@ -51,14 +52,14 @@ TEST_CASE("a layout's referrers are the manifests index.json lists whose subject
   list_untagged(layout, test::put_blob(layout, of_kept, oci::media_type::manifest));  // listed twice: read once
   test::tag_in_layout(layout, test::put_blob(layout, of_dropped, oci::media_type::manifest), "signature");
 
-  CHECK(copy::find_layout_referrers(layout, {kept.digest}).value() == std::vector<std::string>{of_kept});
-  CHECK(copy::find_layout_referrers(layout, {kept.digest, dropped.digest}).value() ==
+  CHECK(oci::layout_referrers(layout, {kept.digest}).value() == std::vector<std::string>{of_kept});
+  CHECK(oci::layout_referrers(layout, {kept.digest, dropped.digest}).value() ==
         std::vector<std::string>{of_kept, of_dropped});
-  CHECK(copy::find_layout_referrers(layout, {}).value().empty());
+  CHECK(oci::layout_referrers(layout, {}).value().empty());
   (void)unlisted;
 
   test::write_file(layout.blob_path(oci::Digest::sha256_of(of_kept)), of_dropped);
-  CHECK(copy::find_layout_referrers(layout, {kept.digest}).error().message.starts_with(
+  CHECK(oci::layout_referrers(layout, {kept.digest}).error().message.starts_with(
       "failed to find the referrers in " + tmp.path().string() + ": failed to read blob "));
 }
 

@@ -77,3 +77,24 @@ TEST_CASE("layout references and tags follow skopeo and the image spec") {
   CHECK(oci::validate_tag("a..b").error().message == "invalid tag \"a..b\": separators cannot repeat");
   CHECK(oci::validate_tag("a b").error().message == "invalid tag \"a b\": character ' ' is not allowed");
 }
+
+TEST_CASE("oci:DIR without a tag names the one image, leaving out referrers listed beside it") {
+  const auto tmp = test::scratch_directory();
+  auto layout = oci::Layout::open(tmp.path(), oci::OpenMode::create);
+  REQUIRE(layout);
+  const auto image = layout->put_blob(R"({"schemaVersion":2})", "application/vnd.oci.image.manifest.v1+json").value();
+  auto referrer = layout->put_blob(R"({"schemaVersion":2,"subject":{}})", "application/vnd.oci.image.manifest.v1+json").value();
+  referrer.artifact_type = "application/vnd.nfd.image-compatibility.v1alpha1";
+  REQUIRE(layout->update_index_json([&](oci::Index& index) -> Result<void> {
+    index.manifests = {image, referrer};
+    return {};
+  }));
+  CHECK(layout->resolve("").value().digest == image.digest);
+
+  auto second = layout->put_blob(R"({"schemaVersion":2,"x":1})", "application/vnd.oci.image.manifest.v1+json").value();
+  REQUIRE(layout->update_index_json([&](oci::Index& index) -> Result<void> {
+    index.manifests.push_back(second);
+    return {};
+  }));
+  CHECK(layout->resolve("").error().message.find("it holds 2 images") != std::string::npos);
+}

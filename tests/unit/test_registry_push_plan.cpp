@@ -136,3 +136,37 @@ TEST_CASE("a referrer needs a subject; its descriptor carries the artifactType, 
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("has no subject") != std::string::npos);
 }
+
+TEST_CASE("a push plan takes along the referrers the layout lists for its manifests, each once") {
+  auto dir = test::scratch_directory("hwimg-plan");
+  auto layout = oci::Layout::open(dir.path(), oci::OpenMode::create);
+  REQUIRE(layout);
+  const auto root = write_variants(*layout, "1.0");
+  const auto variant = oci::parse_index(layout->read_blob(root).value()).value().manifests[1];
+  const auto referrer_of = [&](const oci::Descriptor& subject, const std::string& payload) {
+    oci::Manifest artifact;
+    artifact.artifact_type = "application/vnd.example.signature";
+    artifact.config = layout->put_blob("{}", oci::media_type::empty).value();
+    artifact.layers = {layout->put_blob(payload, "application/octet-stream").value()};
+    artifact.subject = oci::Descriptor{subject.media_type, subject.digest, subject.size, {}, {}};
+    auto d = layout->put_blob(oci::to_json(artifact), oci::media_type::manifest).value();
+    d.artifact_type = artifact.artifact_type;
+    return d;
+  };
+  const auto signature = referrer_of(variant, "signature of b");
+  const auto elsewhere = referrer_of(oci::Descriptor{std::string(oci::media_type::manifest),
+                                                     oci::Digest::sha256_of("not in this image"), 3, {}, {}},
+                                     "signature of something else");
+  REQUIRE(layout->update_index_json([&](oci::Index& top) -> Result<void> {
+    top.manifests.push_back(signature);
+    top.manifests.push_back(elsewhere);
+    top.manifests.push_back(signature);  // listed twice, taken once
+    return {};
+  }));
+  auto plan = plan_push(dir.path(), "1.0", "1.0");
+  REQUIRE_MESSAGE(plan, plan.error().message);
+  REQUIRE(plan->referrers.size() == 1);
+  CHECK(plan->referrers[0].descriptor.digest == signature.digest);
+  CHECK(plan->referrers[0].descriptor.artifact_type == "application/vnd.example.signature");
+  CHECK(plan->blobs.size() == 9);  // the image's seven, the signature's config and payload
+}

@@ -7,6 +7,7 @@
 #include "hwimg/image/documents.hpp"
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/oci/layout.hpp"
+#include "hwimg/oci/layout_referrers.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/select/image_source.hpp"
 #include "hwimg/util/strings.hpp"
@@ -66,7 +67,7 @@ Result<void> plan_kept_referrers(registry::Client& client, const image::OpenedIm
   std::vector<std::string> referrers;
   if (source.reference.kind == image::SourceKind::layout) {
     HWIMG_TRY_ASSIGN(const auto layout, oci::Layout::open(source.reference.directory));
-    HWIMG_TRY_ASSIGN(referrers, find_layout_referrers(layout, subjects));
+    HWIMG_TRY_ASSIGN(referrers, oci::layout_referrers(layout, subjects));
   } else {
     HWIMG_TRY_ASSIGN(auto fetched, find_referrers(client, source.reference.registry, subjects));
     for (auto& manifest : fetched) referrers.push_back(std::move(manifest.bytes));

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "hwimg/oci/layout.hpp"
 #include "hwimg/registry/client.hpp"
 
 namespace hwimg::copy {
@@ -18,10 +17,5 @@ namespace hwimg::copy {
 [[nodiscard]] Result<std::vector<registry::FetchedManifest>> find_referrers(registry::Client& client,
                                                                             const registry::Reference& source,
                                                                             const std::vector<oci::Digest>& subjects);
-
-// The bytes of each OCI image manifest listed in `layout`'s index.json (tagged or not, each once)
-// whose `subject` is one of `subjects`, read verified, in index.json's order.
-[[nodiscard]] Result<std::vector<std::string>> find_layout_referrers(const oci::Layout& layout,
-                                                                     const std::vector<oci::Digest>& subjects);
 
 }  // namespace hwimg::copy

@@ -1,6 +1,8 @@
 #include "hwimg/oci/layout.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <system_error>
 
 
@@ -151,11 +153,15 @@ Result<void> Layout::update_index_json(const std::function<Result<void>(Index&)>
 Result<Descriptor> Layout::resolve(std::string_view tag) const {
   HWIMG_TRY_ASSIGN(const auto index, read_index_json());
   if (tag.empty()) {
-    if (index.manifests.size() == 1) {
-      return index.manifests.front();
+    // Referrers listed beside the image (they carry an artifactType) are not images to pick.
+    std::vector<Descriptor> images;
+    std::ranges::copy_if(index.manifests, std::back_inserter(images),
+                         [](const Descriptor& d) { return d.artifact_type.empty(); });
+    if (images.size() == 1) {
+      return images.front();
     }
     return fail("failed to resolve {}: it holds {} images, name one with oci:{}:TAG", m_root.string(),
-                index.manifests.size(), m_root.string());
+                images.size(), m_root.string());
   }
   std::vector<std::string> tags;
   for (const auto& d : index.manifests) {

@@ -5,6 +5,7 @@
 
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/layout.hpp"
+#include "hwimg/oci/layout_referrers.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/reference.hpp"
 
@@ -33,6 +34,9 @@ void PushPlan::add_blobs_of(const oci::Manifest& manifest) {
 
 Result<void> PushPlan::add_referrer(std::string bytes) {
   const auto digest = oci::Digest::sha256_of(bytes);
+  if (std::ranges::any_of(referrers, [&](const PlannedManifest& r) { return r.descriptor.digest == digest; })) {
+    return {};
+  }
   HWIMG_TRY_ASSIGN(const auto manifest,
                    with_context(oci::parse_manifest(bytes), "failed to read referrer " + digest.str()));
   if (!manifest.subject) return fail("failed to plan referrer {}: it has no subject", digest.str());
@@ -92,6 +96,11 @@ Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_
     return fail("failed to plan the push of {}: \"{}\" has media type \"{}\", not a manifest or index",
                 layout_dir.string(), tag, root.media_type);
   }
+  // Referrers the layout keeps (a copy brought signatures or SBOMs along) go up with the image.
+  std::vector<oci::Digest> subjects{root.digest};
+  for (const auto& manifest : plan.manifests) subjects.push_back(manifest.descriptor.digest);
+  HWIMG_TRY_ASSIGN(auto referrers, oci::layout_referrers(layout, subjects));
+  for (auto& referrer : referrers) HWIMG_TRY(plan.add_referrer(std::move(referrer)));
   for (const auto& blob : plan.blobs) {
     if (!layout.has_blob(blob.digest) && !external.contains(blob.digest)) {
       return fail("failed to plan the push of {}: blob {} is missing from the layout", layout_dir.string(),

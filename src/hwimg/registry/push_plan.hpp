@@ -38,7 +38,7 @@ struct PushPlan {
   [[nodiscard]] Result<void> add_manifest(PlannedManifest manifest);
   // Adds the config and layers of `manifest` to `blobs`, each once.
   void add_blobs_of(const oci::Manifest& manifest);
-  // Adds an image manifest that has a `subject` (its blobs too); its descriptor carries the
+  // Adds an image manifest that has a `subject` (its blobs too), once; its descriptor carries the
   // artifactType (else the config's media type) and annotations, as a referrers list does.
   [[nodiscard]] Result<void> add_referrer(std::string bytes);
   // Keeps `bytes` in memory to be pushed as a blob (add_referrer lists it among `blobs`).
@@ -48,8 +48,8 @@ struct PushPlan {
 };
 
 // Reads `oci:layout_dir:tag`. `destination_tag` names the root on the registry; each variant
-// manifest the layout tags `<tag>-<id>` goes up as `<destination_tag>-<id>`. A blob missing from
-// the layout is an error unless it is `external`.
+// manifest the layout tags `<tag>-<id>` goes up as `<destination_tag>-<id>`; the referrers the
+// layout lists for them come along. A blob missing from the layout is an error unless it is `external`.
 [[nodiscard]] Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_view tag,
                                          std::string_view destination_tag, const std::set<oci::Digest>& external = {});
 
