@@ -23,6 +23,8 @@
   ignores n and last).
 --hang-after-uploads N: after N finished blob uploads (PUT answered 201) every later request
   gets no answer; the file FILE.hung appears beside the port file.
+--oci-subject: a stored manifest whose JSON has a "subject" is answered with `OCI-Subject: <its
+  digest>`, as a registry with the referrers API answers (distribution-spec 1.1); only that header.
 --refuse-subject: manifest PUTs whose JSON has a "subject" are answered 400 MANIFEST_INVALID without
   forwarding, as registries that predate image-spec 1.1 refuse referrers.
 --stall-blob-gets N: the first N GETs of blobs over 1 MiB answered 200 send their headers and half
@@ -57,6 +59,7 @@ def main():
     parser.add_argument("--paginate-tags", type=int, default=0)
     parser.add_argument("--stall-blob-gets", type=int, default=0)
     parser.add_argument("--refuse-subject", action="store_true")
+    parser.add_argument("--oci-subject", action="store_true")
     parser.add_argument("--log", default=os.devnull)
     args = parser.parse_args()
     host, port = (args.upstream or "127.0.0.1:0").rsplit(":", 1)
@@ -192,6 +195,14 @@ def main():
                 out_headers = [(k, v) for k, v in out_headers if k.lower() != "link"]
                 if link:
                     out_headers.append(("Link", link))
+            if args.oci_subject and self.command == "PUT" and "/manifests/" in path and response.status == 201:
+                try:
+                    subject = json.loads(body).get("subject", {}).get("digest")
+                except ValueError:
+                    subject = None
+                if subject:
+                    note("oci-subject PUT %s" % path.split("?")[0])
+                    out_headers.append(("OCI-Subject", subject))
             upstream_base = "http://%s:%s" % (host, port)
             self.send_response(response.status)
             for k, v in out_headers:

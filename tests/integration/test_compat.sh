@@ -106,6 +106,16 @@ assert_eq "$(raw "$reg/demo/stencil:1.0")" \
   "$(skopeo inspect --raw --tls-verify=false "docker://$(cat "$REG_plain_DIR/address")/demo/refused:1.0")" "the image itself"
 assert_eq 2 "$(grep -c '^refuse-subject PUT' "$TEST_TMP/refusing.log")" "artifacts the proxy refused"
 
+step "a registry that answers OCI-Subject lists the referrers itself: no referrers tag is written"
+start_proxy indexing --upstream "$(cat "$REG_plain_DIR/address")" --oci-subject
+hw_ok push --plain-http "oci:$layout:1.0" "$PROXY_ADDR/demo/indexed:1.0"
+assert_contains "$OUT" "; 2 compat artifacts attached;" "artifacts on a registry with the referrers API"
+assert_eq 2 "$(grep -c '^oci-subject PUT /v2/demo/indexed/manifests/sha256:' "$TEST_TMP/indexing.log")" \
+  "artifact manifests the registry indexed"
+if grep -q '^PUT /v2/demo/indexed/manifests/sha256-' "$TEST_TMP/indexing.log"; then
+  fail "a referrers tag was written although the registry answered OCI-Subject"
+fi
+
 step "--no-compat attaches none"
 hw_ok push "${tls[@]}" --no-compat "oci:$layout:1.0" "$reg/demo/plain:1.0"
 assert_contains "$OUT" "; 0 compat artifacts attached;" "--no-compat summary"
