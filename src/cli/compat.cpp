@@ -14,7 +14,10 @@ void define_compat_command(CLI::App& subcommand, Action& action) {
   auto* show = compat->add_subcommand(
       "show", "Print the NFD image-compatibility spec attached to each variant of an image (found through "
               "the OCI referrers), as `nfd compat validate-node` reads it");
-  show->add_option("REFERENCE", args->reference, "REGISTRY/REPO[:TAG|@DIGEST]: an index or one variant")->required();
+  show->add_option("REFERENCE", args->reference,
+                   "REGISTRY/REPO[:TAG|@DIGEST] or oci:DIR[:TAG]: an index or one variant (a layout keeps the "
+                   "artifacts `hwimg copy` brought into it)")
+      ->required();
   show->add_option("--variant", args->variant, "only this variant id");
   show->add_option("--format", *format, "yaml (the stored spec, byte for byte) or json")
       ->check(CLI::IsMember({"yaml", "json"}))

@@ -133,6 +133,8 @@ hw_ok compat show "${tls[@]}" "$one/src/app:v1" --variant cuda12.8-sm90-x86-64-v
 want_spec=$OUT
 hw_ok compat show "${tls[@]}" "$two/back/app:v1" --variant cuda12.8-sm90-x86-64-v3
 assert_eq "$want_spec" "$OUT" "the NFD spec survives registry, layout, registry"
+hw_ok compat show "oci:$TEST_TMP/out:mirror" --variant cuda12.8-sm90-x86-64-v3
+assert_eq "$want_spec" "$OUT" "compat show reads the artifact the layout keeps"
 hw_ok copy "oci:$TEST_TMP/out:mirror" "oci:$TEST_TMP/one-variant:v1" --variant cuda12.8-sm90-x86-64-v3
 assert_contains "$OUT" "; 1 referrers" "layout to layout with --variant: the kept variant's referrer only"
 assert_eq 1 "$(untagged "$TEST_TMP/one-variant" | jq length)" "one untagged descriptor"
@@ -147,6 +149,8 @@ hw_ok copy "oci:$layout:v1" "oci:$TEST_TMP/out:all"
 assert_contains "$OUT" "32 of 32 variants" "layout to layout"
 assert_contains "$OUT" "; 0 referrers" "a layout without referrers gives none"
 assert_contains "$OUT" "already there" "blobs shared in the layout"
+hw_fails compat show "oci:$layout:v1" --variant cuda12.8-sm90-x86-64-v3
+assert_contains "$OUT" "it has none" "a layout variant without an artifact"
 
 step "SIGKILL during a copy into a layout: the layout stays valid, a rerun finishes"
 start_registry plain --no-tls --no-auth

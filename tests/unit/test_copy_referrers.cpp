@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include "hwimg/copy/layout_destination.hpp"
-#include "hwimg/copy/referrers.hpp"
 #include "hwimg/image/memory_reader.hpp"
 #include "hwimg/oci/layout_referrers.hpp"
 #include "hwimg/oci/media_types.hpp"

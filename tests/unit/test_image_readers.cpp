@@ -317,3 +317,33 @@ TEST_CASE("list_images, read_manifest and read_config walk an image through a re
   reader.corrupt(v3.digest, std::string(static_cast<std::size_t>(v3.size), ' '));
   CHECK(image::read_manifest(reader, v3).error().message.find("digest mismatch") != std::string::npos);
 }
+
+TEST_CASE("readers list a manifest's referrers: a layout's untagged entries, a memory reader's stored ones") {
+  TaggedLayout fixture;
+  oci::Manifest artifact;
+  artifact.artifact_type = "application/vnd.example.signature";
+  artifact.config = fixture.layout.put_blob("{}", oci::media_type::empty).value();
+  artifact.layers = {fixture.layout.put_blob("signed", "application/octet-stream").value()};
+  artifact.subject = oci::Descriptor{fixture.v3.media_type, fixture.v3.digest, fixture.v3.size, {}, {}};
+  const auto bytes = oci::to_json(artifact);
+  auto listed = fixture.layout.put_blob(bytes, oci::media_type::manifest).value();
+  listed.artifact_type = artifact.artifact_type;
+  REQUIRE(fixture.layout.update_index_json([&](oci::Index& index) -> Result<void> {
+    index.manifests.push_back(listed);
+    return {};
+  }));
+
+  auto layout_reader = image::LayoutReader::open(fixture.root).value();
+  CHECK(layout_reader->referrers({fixture.v3.digest}).value() == std::vector<std::string>{bytes});
+  CHECK(layout_reader->referrers({fixture.arm.digest}).value().empty());
+  // The image itself still resolves by its tags, the referrer listed beside it untagged.
+  CHECK(layout_reader->resolve("1.0").value().digest == fixture.index.digest);
+
+  image::MemoryReader memory;
+  const auto subject = test::put_image(memory, amd64_v3);
+  artifact.subject = oci::Descriptor{subject.media_type, subject.digest, subject.size, {}, {}};
+  const auto in_memory = oci::to_json(artifact);
+  memory.add(in_memory, oci::media_type::manifest);
+  CHECK(memory.referrers({subject.digest}).value() == std::vector<std::string>{in_memory});
+  CHECK(memory.referrers({oci::Digest::sha256_of("other")}).value().empty());
+}

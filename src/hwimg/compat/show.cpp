@@ -6,7 +6,6 @@
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
-#include "hwimg/registry/referrers.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::compat {
@@ -19,60 +18,68 @@ std::string variant_id(const oci::Descriptor& d) {
   return d.annotation(oci::annotation::variant).value_or(d.digest.str());
 }
 
-Result<FoundArtifact> find_one(registry::Client& client, const registry::Reference& reference,
-                               const oci::Descriptor& subject) {
+// The artifact's kind as a referrers list gives it: its artifactType, else its config's media type.
+std::string kind_of(const oci::Manifest& manifest) {
+  return manifest.artifact_type.empty() ? manifest.config.media_type : manifest.artifact_type;
+}
+
+Result<FoundArtifact> find_one(image::ImageReader& reader, const oci::Descriptor& subject) {
   FoundArtifact out{variant_id(subject), subject, {}, {}};
   const auto what = fmt::format("find the NFD artifact of variant {} ({})", out.variant, subject.digest.str());
-  HWIMG_TRY_ASSIGN(const auto referrers,
-                   with_context(registry::list_referrers(client, reference, subject.digest, nfd_artifact_type),
-                                "failed to " + what));
-  if (referrers.empty()) {
+  HWIMG_TRY_ASSIGN(const auto referrers, with_context(reader.referrers({subject.digest}), "failed to " + what));
+  std::optional<oci::Manifest> found;
+  for (const auto& bytes : referrers) {
+    auto manifest = oci::parse_manifest(bytes);
+    if (!manifest || kind_of(*manifest) != nfd_artifact_type) continue;
+    out.artifact = oci::Descriptor{std::string(oci::media_type::manifest), oci::Digest::sha256_of(bytes),
+                                   static_cast<std::int64_t>(bytes.size()), {}, manifest->annotations, {}};
+    out.artifact.artifact_type = std::string(nfd_artifact_type);
+    found = std::move(*manifest);
+  }
+  if (!found) {
     return fail("failed to {}: it has none (hwimg push attaches them unless --no-compat)", what);
   }
-  out.artifact = referrers.back();
-  auto by_digest = reference;
-  by_digest.tag.clear();
-  by_digest.digest = out.artifact.digest;
-  HWIMG_TRY_ASSIGN(const auto fetched, with_context(client.get_manifest(by_digest), "failed to " + what));
-  HWIMG_TRY_ASSIGN(const auto manifest, with_context(oci::parse_manifest(fetched.bytes), "failed to " + what));
-  if (manifest.layers.empty() || manifest.layers.front().media_type != nfd_spec_media_type) {
+  if (found->layers.empty() || found->layers.front().media_type != nfd_spec_media_type) {
     return fail("failed to {}: artifact {} has no {} layer", what, out.artifact.digest.str(), nfd_spec_media_type);
   }
-  HWIMG_TRY_ASSIGN(out.yaml, with_context(client.get_blob(reference, manifest.layers.front().digest, max_spec_size),
-                                          "failed to " + what));
+  const auto& layer = found->layers.front();
+  if (layer.size < 0 || static_cast<std::size_t>(layer.size) > max_spec_size) {
+    return fail("failed to {}: its spec is {} bytes, more than the {} a spec may have", what, layer.size, max_spec_size);
+  }
+  HWIMG_TRY_ASSIGN(out.yaml, with_context(reader.read(layer), "failed to " + what));
   return out;
 }
 
 }  // namespace
 
-Result<std::vector<FoundArtifact>> find_artifacts(registry::Client& client, const registry::Reference& reference,
-                                                  const std::optional<std::string>& variant) {
-  HWIMG_TRY_ASSIGN(const auto fetched, client.get_manifest(reference));
+Result<std::vector<FoundArtifact>> find_artifacts(image::ImageReader& reader, const oci::Descriptor& root,
+                                                  const std::string& name, const std::optional<std::string>& variant) {
+  HWIMG_TRY_ASSIGN(const auto bytes, reader.read(root));
   std::vector<oci::Descriptor> subjects;
-  if (oci::media_type::is_index(fetched.media_type)) {
-    HWIMG_TRY_ASSIGN(const auto index, oci::parse_index(fetched.bytes));
+  if (oci::media_type::is_index(root.media_type)) {
+    HWIMG_TRY_ASSIGN(const auto index, oci::parse_index(bytes));
     for (const auto& d : index.manifests) {
       if (oci::media_type::is_manifest(d.media_type) && (!variant || variant_id(d) == *variant)) subjects.push_back(d);
     }
     if (variant && subjects.empty()) {
       std::vector<std::string> ids;
       for (const auto& d : index.manifests) ids.push_back(variant_id(d));
-      return fail_usage("failed to show the NFD artifacts of {}: no variant \"{}\"{} (it has {})", reference.str(),
-                        *variant, util::did_you_mean(*variant, ids), util::join(ids, ", "));
+      return fail_usage("failed to show the NFD artifacts of {}: no variant \"{}\"{} (it has {})", name, *variant,
+                        util::did_you_mean(*variant, ids), util::join(ids, ", "));
     }
   } else {
-    HWIMG_TRY_ASSIGN(const auto manifest, oci::parse_manifest(fetched.bytes));
-    oci::Descriptor self{fetched.media_type, fetched.digest, static_cast<std::int64_t>(fetched.bytes.size()),
-                         {}, manifest.annotations, {}};
+    HWIMG_TRY_ASSIGN(const auto manifest, oci::parse_manifest(bytes));
+    auto self = root;
+    self.annotations = manifest.annotations;
     if (variant && variant_id(self) != *variant) {
-      return fail_usage("failed to show the NFD artifacts of {}: it is the single variant {}, not \"{}\"",
-                        reference.str(), variant_id(self), *variant);
+      return fail_usage("failed to show the NFD artifacts of {}: it is the single variant {}, not \"{}\"", name,
+                        variant_id(self), *variant);
     }
     subjects.push_back(std::move(self));
   }
   std::vector<FoundArtifact> out;
   for (const auto& subject : subjects) {
-    HWIMG_TRY_ASSIGN(out.emplace_back(), find_one(client, reference, subject));
+    HWIMG_TRY_ASSIGN(out.emplace_back(), find_one(reader, subject));
   }
   return out;
 }

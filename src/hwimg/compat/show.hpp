@@ -1,13 +1,14 @@
 #pragma once
-// Finding the NFD artifacts of an image again: for each variant (or one), the newest artifact of
-// NFD's type among its referrers, and its YAML as stored (docs/nfd.md#compat-show).
+// Finding the NFD artifacts of an image again, in a registry or a layout: for each variant (or
+// one), the newest artifact of NFD's type among its referrers, and its YAML as stored
+// (docs/nfd.md#compat-show).
 
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "hwimg/oci/descriptor.hpp"
-#include "hwimg/registry/client.hpp"
+#include "hwimg/image/reader.hpp"
 
 namespace hwimg::compat {
 
@@ -18,11 +19,11 @@ struct FoundArtifact {
   std::string yaml;          // its layer, byte for byte
 };
 
-// Every variant of the index `reference` names (or that manifest), or only `variant`; a variant
+// Every variant of the index `root` (or that manifest) in `reader`, or only `variant`; a variant
 // without an artifact is an error. Of several artifacts the last listed wins, as NFD picks it
-// when none carries a creation time.
-[[nodiscard]] Result<std::vector<FoundArtifact>> find_artifacts(registry::Client& client,
-                                                                const registry::Reference& reference,
+// when none carries a creation time. `name` is the reference as the user wrote it.
+[[nodiscard]] Result<std::vector<FoundArtifact>> find_artifacts(image::ImageReader& reader, const oci::Descriptor& root,
+                                                                const std::string& name,
                                                                 const std::optional<std::string>& variant);
 
 // The artifacts as JSON: [{"variant", "subject", "artifact", "yaml"}], with a final newline.

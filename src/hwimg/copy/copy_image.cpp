@@ -3,11 +3,9 @@
 #include <fmt/format.h>
 
 #include "hwimg/copy/layout_destination.hpp"
-#include "hwimg/copy/referrers.hpp"
 #include "hwimg/image/documents.hpp"
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/oci/layout.hpp"
-#include "hwimg/oci/layout_referrers.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/select/image_source.hpp"
 #include "hwimg/util/strings.hpp"
@@ -59,19 +57,12 @@ Result<registry::PushPlan> plan_copy(image::ImageReader& reader, const oci::Desc
 }
 
 // The referrers of the kept variants (and of the index when it is copied unchanged) put in `plan`,
-// read from the source's registry, or from the manifests its layout's index.json lists.
-Result<void> plan_kept_referrers(registry::Client& client, const image::OpenedImage& source, registry::PushPlan& plan) {
+// as the source keeps them (docs/nfd.md#referrers).
+Result<void> plan_kept_referrers(const image::OpenedImage& source, registry::PushPlan& plan) {
   std::vector<oci::Digest> subjects;
   for (const auto& manifest : plan.manifests) subjects.push_back(manifest.descriptor.digest);
   if (plan.root.descriptor.digest == source.root.digest) subjects.push_back(plan.root.descriptor.digest);
-  std::vector<std::string> referrers;
-  if (source.reference.kind == image::SourceKind::layout) {
-    HWIMG_TRY_ASSIGN(const auto layout, oci::Layout::open(source.reference.directory));
-    HWIMG_TRY_ASSIGN(referrers, oci::layout_referrers(layout, subjects));
-  } else {
-    HWIMG_TRY_ASSIGN(auto fetched, find_referrers(client, source.reference.registry, subjects));
-    for (auto& manifest : fetched) referrers.push_back(std::move(manifest.bytes));
-  }
+  HWIMG_TRY_ASSIGN(auto referrers, source.reader->referrers(subjects));
   for (auto& bytes : referrers) HWIMG_TRY(plan.add_referrer(std::move(bytes)));
   plan.order_blobs();
   return {};
@@ -96,7 +87,7 @@ Result<CopySummary> copy_image(const CopyRequest& request) {
                    : !source.image.reference.tag.empty() ? source.image.reference.tag
                                                           : std::string("latest");
   HWIMG_TRY_ASSIGN(auto plan, plan_copy(reader, source.image.root, source.candidates, kept, tag));
-  HWIMG_TRY(plan_kept_referrers(client, source.image, plan));
+  HWIMG_TRY(plan_kept_referrers(source.image, plan));
 
   CopySummary summary;
   summary.variants_total = source.candidates.size();

@@ -29,6 +29,9 @@ public:
   [[nodiscard]] std::optional<std::filesystem::path> local_blob(const oci::Digest& digest) const override {
     return m_inner->local_blob(digest);
   }
+  [[nodiscard]] Result<std::vector<std::string>> referrers(const std::vector<oci::Digest>& subjects) override {
+    return m_inner->referrers(subjects);
+  }
   [[nodiscard]] std::string pinned_reference(const oci::Digest& digest, std::string_view preferred_tag) const override {
     return m_inner->pinned_reference(digest, preferred_tag);
   }

@@ -9,6 +9,7 @@
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
 
+#include "hwimg/oci/layout_referrers.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -79,6 +80,10 @@ Result<void> LayoutReader::copy_blob(const oci::Descriptor& descriptor, const st
 
 std::optional<std::filesystem::path> LayoutReader::local_blob(const oci::Digest& digest) const {
   return m_layout.blob_path(digest);
+}
+
+Result<std::vector<std::string>> LayoutReader::referrers(const std::vector<oci::Digest>& subjects) {
+  return oci::layout_referrers(m_layout, subjects);
 }
 
 std::string LayoutReader::pinned_reference(const oci::Digest& digest, std::string_view preferred_tag) const {

@@ -21,6 +21,7 @@ public:
   [[nodiscard]] Result<void> copy_blob(const oci::Descriptor& descriptor,
                                        const std::filesystem::path& destination) override;
   [[nodiscard]] std::optional<std::filesystem::path> local_blob(const oci::Digest& digest) const override;
+  [[nodiscard]] Result<std::vector<std::string>> referrers(const std::vector<oci::Digest>& subjects) override;
   [[nodiscard]] std::string pinned_reference(const oci::Digest& digest, std::string_view preferred_tag) const override;
 
   [[nodiscard]] const oci::Layout& layout() const { return m_layout; }

@@ -1,6 +1,10 @@
 #include "hwimg/image/memory_reader.hpp"
 
+#include <algorithm>
+
 #include "hwimg/image/blob_sink.hpp"
+#include "hwimg/oci/documents.hpp"
+#include "hwimg/oci/media_types.hpp"
 
 namespace hwimg::image {
 
@@ -39,6 +43,20 @@ Result<void> MemoryReader::copy_blob(const oci::Descriptor& descriptor, const st
   HWIMG_TRY_ASSIGN(auto sink, BlobSink::create(destination, descriptor));
   HWIMG_TRY(sink.write(found->second));
   return sink.finish();
+}
+
+Result<std::vector<std::string>> MemoryReader::referrers(const std::vector<oci::Digest>& subjects) {
+  std::vector<std::string> out;
+  for (const auto& [digest, bytes] : m_blobs) {
+    if (const auto type = m_types.find(digest); type == m_types.end() || type->second != oci::media_type::manifest) {
+      continue;
+    }
+    const auto manifest = oci::parse_manifest(bytes);
+    if (manifest && manifest->subject && std::ranges::find(subjects, manifest->subject->digest) != subjects.end()) {
+      out.push_back(bytes);
+    }
+  }
+  return out;
 }
 
 }  // namespace hwimg::image

@@ -25,6 +25,8 @@ public:
   [[nodiscard]] std::optional<std::filesystem::path> local_blob(const oci::Digest&) const override {
     return std::nullopt;
   }
+  // The stored image manifests whose subject is one of `subjects`, in digest order.
+  [[nodiscard]] Result<std::vector<std::string>> referrers(const std::vector<oci::Digest>& subjects) override;
   [[nodiscard]] std::string pinned_reference(const oci::Digest& digest, std::string_view) const override {
     return m_name + "@" + digest.str();
   }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hwimg/oci/descriptor.hpp"
 #include "hwimg/util/error.hpp"
@@ -39,6 +40,12 @@ public:
   // The file holding blob `digest` when the source keeps blobs on this machine (a layout), so a
   // layer can be hard-linked rather than copied; nullopt otherwise. Its content is not verified.
   [[nodiscard]] virtual std::optional<std::filesystem::path> local_blob(const oci::Digest& digest) const = 0;
+
+  // The referrers of `subjects` (NFD artifacts, signatures, SBOMs: image manifests whose `subject`
+  // is one of them), each manifest's bytes as stored, verified: found through a registry's
+  // referrers API or tag, or among a layout's index.json entries (docs/nfd.md#referrers).
+  // Referrers of referrers are not followed.
+  [[nodiscard]] virtual Result<std::vector<std::string>> referrers(const std::vector<oci::Digest>& subjects) = 0;
 
   // What `docker run`, skopeo or umoci take for the manifest `digest`: "registry/repo@sha256:...",
   // or for a layout one of its tags (`preferred_tag` when it has it).

@@ -2,6 +2,7 @@
 
 #include "hwimg/image/blob_sink.hpp"
 #include "hwimg/oci/media_types.hpp"
+#include "hwimg/registry/referrers.hpp"
 
 namespace hwimg::image {
 
@@ -65,6 +66,20 @@ Result<void> RegistryReader::copy_blob(const oci::Descriptor& descriptor, const 
     HWIMG_TRY(with_context(sink.write(*chunk), what));
   }
   return with_context(sink.finish(), what);
+}
+
+Result<std::vector<std::string>> RegistryReader::referrers(const std::vector<oci::Digest>& subjects) {
+  std::vector<std::string> out;
+  for (const auto& subject : subjects) {
+    HWIMG_TRY_ASSIGN(const auto found, registry::list_referrers(m_client, m_repository, subject, ""));
+    for (const auto& descriptor : found) {
+      // Only image manifests can carry a subject; anything else listed is not one to read.
+      if (!oci::media_type::is_manifest(descriptor.media_type)) continue;
+      HWIMG_TRY_ASSIGN(auto manifest, fetch(descriptor.digest.str()));
+      out.push_back(std::move(manifest.bytes));
+    }
+  }
+  return out;
 }
 
 std::string RegistryReader::pinned_reference(const oci::Digest& digest, std::string_view) const {

@@ -26,6 +26,7 @@ public:
   [[nodiscard]] std::optional<std::filesystem::path> local_blob(const oci::Digest&) const override {
     return std::nullopt;
   }
+  [[nodiscard]] Result<std::vector<std::string>> referrers(const std::vector<oci::Digest>& subjects) override;
   [[nodiscard]] std::string pinned_reference(const oci::Digest& digest, std::string_view preferred_tag) const override;
 
   // The manifest as the registry served it (bytes, media type, digest) for a tag or digest.
