@@ -116,6 +116,13 @@ if grep -q '^PUT /v2/demo/indexed/manifests/sha256-' "$TEST_TMP/indexing.log"; t
   fail "a referrers tag was written although the registry answered OCI-Subject"
 fi
 
+step "ls lists the referrers tags; --exclude-digest-tags leaves them out"
+hw_ok ls "${tls[@]}" "$reg/demo/stencil"
+assert_eq 2 "$(grep -c '^sha256-[0-9a-f]\{64\}$' <<<"$OUT")" "referrers tags listed"
+all_tags=$OUT
+hw_ok ls "${tls[@]}" --exclude-digest-tags "$reg/demo/stencil"
+assert_eq "$(grep -v '^sha256-' <<<"$all_tags")" "$OUT" "the other tags, unchanged"
+
 step "--no-compat attaches none"
 hw_ok push "${tls[@]}" --no-compat "oci:$layout:1.0" "$reg/demo/plain:1.0"
 assert_contains "$OUT" "; 0 compat artifacts attached;" "--no-compat summary"

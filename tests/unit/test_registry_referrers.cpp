@@ -43,3 +43,16 @@ TEST_CASE("the referrers tag must hold an image index") {
   CHECK(refused.error().message.find("not an image index") != std::string::npos);
   CHECK_FALSE(registry::read_referrers_index("", bytes));
 }
+
+TEST_CASE("referrers tags are told apart from others by their shape") {
+  const auto digest = oci::Digest::sha256_of("variant");
+  CHECK(registry::is_referrers_tag(registry::referrers_tag(digest)));
+  CHECK(registry::is_referrers_tag("sha512-" + digest.hex()));  // another algorithm, cut to 64
+  CHECK_FALSE(registry::is_referrers_tag("1.0-cpu-x86-64-v3"));
+  CHECK_FALSE(registry::is_referrers_tag("sha256-" + digest.hex().substr(1)));  // 63 digits
+  CHECK_FALSE(registry::is_referrers_tag("sha256-" + digest.hex() + "0"));
+  CHECK_FALSE(registry::is_referrers_tag("SHA256-" + digest.hex()));
+  CHECK_FALSE(registry::is_referrers_tag("-" + digest.hex()));
+  CHECK_FALSE(registry::is_referrers_tag(std::string(33, 'a') + "-" + digest.hex()));
+  CHECK_FALSE(registry::is_referrers_tag("latest"));
+}

@@ -8,6 +8,7 @@
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/registry/client.hpp"
+#include "hwimg/registry/referrers.hpp"
 
 namespace hwimg::commands {
 namespace {
@@ -51,7 +52,8 @@ Result<int> run_list_tags(const ListTagsArguments& arguments) {
   }
   TerminalOutput output(Progress::hidden, arguments.registry.verbose);
   HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(arguments.registry, output)));
-  HWIMG_TRY_ASSIGN(const auto tags, client.list_tags(repository, arguments.page_size));
+  HWIMG_TRY_ASSIGN(auto tags, client.list_tags(repository, arguments.page_size));
+  if (arguments.digest_tags == DigestTags::exclude) std::erase_if(tags, registry::is_referrers_tag);
   if (arguments.format == DataFormat::json) {
     fmt::print("{}", json_text(ordered_json{{"repository", repository.name()}, {"tags", tags}}));
   } else {

@@ -13,9 +13,12 @@
 
 namespace hwimg::commands {
 
+enum class DigestTags { include, exclude };  // the referrers tags, sha256-<hex> (--exclude-digest-tags)
+
 struct ListTagsArguments {
   std::string repository;                // REGISTRY/REPO, no tag
   std::optional<std::size_t> page_size;  // ?n= per page; none: the registry's own paging
+  DigestTags digest_tags = DigestTags::include;
   DataFormat format = DataFormat::text;
   RegistryFlags registry;
 };

@@ -31,6 +31,15 @@ std::vector<oci::Descriptor> of_type(std::vector<oci::Descriptor> descriptors, s
 
 std::string referrers_tag(const oci::Digest& subject) { return "sha256-" + subject.hex(); }
 
+bool is_referrers_tag(std::string_view tag) {
+  const auto dash = tag.find('-');
+  if (dash == std::string_view::npos || dash == 0 || dash > 32 || tag.size() - dash - 1 != 64) return false;
+  const auto algorithm = tag.substr(0, dash);
+  const auto hex = tag.substr(dash + 1);
+  return std::ranges::all_of(algorithm, [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }) &&
+         std::ranges::all_of(hex, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 Result<oci::Index> read_referrers_index(std::string_view content_type, std::string_view body) {
   // The media type is a header's; parameters after ';' do not change it.
   const auto media_type = content_type.substr(0, content_type.find(';'));

@@ -17,6 +17,9 @@ namespace hwimg::registry {
 
 // The referrers tag schema's tag for a digest: "sha256-<hex>".
 [[nodiscard]] std::string referrers_tag(const oci::Digest& subject);
+// Whether `tag` has that schema's shape, `<algorithm>-<64 hex digits>` (the algorithm up to 32
+// characters, the digest cut to 64), as `oras repo tags --exclude-digest-tags` tells them apart.
+[[nodiscard]] bool is_referrers_tag(std::string_view tag);
 
 // The referrers tag's index as served: anything but an image index is refused (distribution-spec
 // 1.1, "Pushing Manifests with Subject", step 2).
