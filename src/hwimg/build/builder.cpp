@@ -212,12 +212,8 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
     std::set<oci::Digest> external_digests;
     for (const auto& [digest, where] : external) external_digests.insert(digest);
     HWIMG_TRY_ASSIGN(auto plan, registry::plan_push_to(request.layout, request.tag, *request.push, external_digests));
-    std::size_t artifacts = 0;
-    if (request.compat == compat::CompatArtifacts::attach) {
-      HWIMG_TRY_ASSIGN(artifacts, compat::plan_artifacts(plan));
-    }
-    HWIMG_TRY_ASSIGN(report.pushed, client.push_plan(std::move(plan), *request.push, external));
-    compat::count_attached(artifacts, *report.pushed, *request.output);
+    HWIMG_TRY_ASSIGN(report.pushed, compat::push_with_artifacts(client, std::move(plan), *request.push, external,
+                                                                request.compat, *request.output));
   }
   return report;
 }

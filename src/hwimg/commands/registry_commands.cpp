@@ -62,14 +62,9 @@ Result<int> run_push(const PushArguments& arguments) {
                         arguments.registry.verbose);
   const auto options = client_options(arguments.registry, output);
   HWIMG_TRY_ASSIGN(auto plan, registry::plan_push_to(layout->directory, layout->tag, ref));
-  std::size_t artifacts = 0;
-  if (arguments.compat == compat::CompatArtifacts::attach) {
-    HWIMG_TRY_ASSIGN(artifacts, compat::plan_artifacts(plan));
-  }
   HWIMG_TRY_ASSIGN(auto client, registry::Client::create(options));
-  HWIMG_TRY_ASSIGN(auto summary, client.push_plan(std::move(plan), ref));
+  HWIMG_TRY_ASSIGN(auto summary, compat::push_with_artifacts(client, std::move(plan), ref, {}, arguments.compat, output));
   output.clear_status();
-  compat::count_attached(artifacts, summary, output);
   fmt::print("{}", arguments.format == DataFormat::json ? push_summary_json(summary)
                                                         : push_summary_line(summary) + "\n");
   return 0;

@@ -56,11 +56,20 @@ Result<std::size_t> plan_artifacts(registry::PushPlan& plan) {
   return variants.size();
 }
 
-void count_attached(std::size_t planned, registry::PushSummary& pushed, util::Output& output) {
+Result<registry::PushSummary> push_with_artifacts(registry::Client& client, registry::PushPlan plan,
+                                                  const registry::Reference& destination,
+                                                  const registry::ExternalBlobs& external, CompatArtifacts compat,
+                                                  util::Output& output) {
+  std::size_t planned = 0;
+  if (compat == CompatArtifacts::attach) {
+    HWIMG_TRY_ASSIGN(planned, plan_artifacts(plan));
+  }
+  HWIMG_TRY_ASSIGN(auto pushed, client.push_plan(std::move(plan), destination, external));
   pushed.compat_artifacts = planned - std::min(planned, pushed.referrer_failures.size());
   for (const auto& failure : pushed.referrer_failures) {
     output.warning(fmt::format("{} (the image is pushed; --no-compat skips the artifacts)", failure));
   }
+  return pushed;
 }
 
 }  // namespace hwimg::compat

@@ -3,7 +3,7 @@
 // artifactType, the empty config, one YAML layer and the variant as `subject`
 // (docs/nfd.md#the-artifact); pushed with the image, found again through the referrers.
 //
-//   HWIMG_TRY_ASSIGN(pushed_artifacts, compat::plan_artifacts(plan));  // then client.push_plan(plan, …)
+//   auto pushed = compat::push_with_artifacts(client, std::move(plan), destination, {}, CompatArtifacts::attach, out);
 
 #include <cstddef>
 #include <string>
@@ -30,8 +30,12 @@ enum class CompatArtifacts { attach, skip };  // with a push (--no-compat: skip)
 // push puts them beside the root and lists them (registry::PushPlan::referrers).
 [[nodiscard]] Result<std::size_t> plan_artifacts(registry::PushPlan& plan);
 
-// Counts in `pushed` the `planned` artifacts that are attached, and warns on `output` of each the
-// push could not attach (the image itself is pushed).
-void count_attached(std::size_t planned, registry::PushSummary& pushed, util::Output& output);
+// Pushes `plan` to `destination` with, unless `compat` is skip, the artifacts plan_artifacts adds;
+// each artifact the registry refuses is a warning on `output` (the image itself is pushed), and
+// the summary counts those attached.
+[[nodiscard]] Result<registry::PushSummary> push_with_artifacts(registry::Client& client, registry::PushPlan plan,
+                                                                const registry::Reference& destination,
+                                                                const registry::ExternalBlobs& external,
+                                                                CompatArtifacts compat, util::Output& output);
 
 }  // namespace hwimg::compat
