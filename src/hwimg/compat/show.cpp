@@ -6,6 +6,7 @@
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
+#include "hwimg/registry/referrers.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::compat {
@@ -18,11 +19,6 @@ std::string variant_id(const oci::Descriptor& d) {
   return d.annotation(oci::annotation::variant).value_or(d.digest.str());
 }
 
-// The artifact's kind as a referrers list gives it: its artifactType, else its config's media type.
-std::string kind_of(const oci::Manifest& manifest) {
-  return manifest.artifact_type.empty() ? manifest.config.media_type : manifest.artifact_type;
-}
-
 Result<FoundArtifact> find_one(image::ImageReader& reader, const oci::Descriptor& subject) {
   FoundArtifact out{variant_id(subject), subject, {}, {}};
   const auto what = fmt::format("find the NFD artifact of variant {} ({})", out.variant, subject.digest.str());
@@ -30,10 +26,10 @@ Result<FoundArtifact> find_one(image::ImageReader& reader, const oci::Descriptor
   std::optional<oci::Manifest> found;
   for (const auto& bytes : referrers) {
     auto manifest = oci::parse_manifest(bytes);
-    if (!manifest || kind_of(*manifest) != nfd_artifact_type) continue;
-    out.artifact = oci::Descriptor{std::string(oci::media_type::manifest), oci::Digest::sha256_of(bytes),
-                                   static_cast<std::int64_t>(bytes.size()), {}, manifest->annotations, {}};
-    out.artifact.artifact_type = std::string(nfd_artifact_type);
+    if (!manifest) continue;
+    auto descriptor = registry::referrer_descriptor(bytes, *manifest);
+    if (descriptor.artifact_type != nfd_artifact_type) continue;
+    out.artifact = std::move(descriptor);
     found = std::move(*manifest);
   }
   if (!found) {

@@ -8,6 +8,7 @@
 #include "hwimg/oci/layout_referrers.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/reference.hpp"
+#include "hwimg/registry/referrers.hpp"
 
 namespace hwimg::registry {
 
@@ -40,11 +41,8 @@ Result<void> PushPlan::add_referrer(std::string bytes) {
   HWIMG_TRY_ASSIGN(const auto manifest,
                    with_context(oci::parse_manifest(bytes), "failed to read referrer " + digest.str()));
   if (!manifest.subject) return fail("failed to plan referrer {}: it has no subject", digest.str());
-  oci::Descriptor descriptor{std::string(oci::media_type::manifest), digest, static_cast<std::int64_t>(bytes.size()),
-                             {}, {}, {}};
-  descriptor.artifact_type = manifest.artifact_type.empty() ? manifest.config.media_type : manifest.artifact_type;
-  descriptor.annotations = manifest.annotations;
   add_blobs_of(manifest);
+  auto descriptor = referrer_descriptor(bytes, manifest);
   referrers.push_back({std::move(descriptor), std::move(bytes), ""});
   return {};
 }

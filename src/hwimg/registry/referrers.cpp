@@ -40,6 +40,13 @@ bool is_referrers_tag(std::string_view tag) {
          std::ranges::all_of(hex, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
+oci::Descriptor referrer_descriptor(std::string_view bytes, const oci::Manifest& manifest) {
+  oci::Descriptor out{std::string(oci::media_type::manifest), oci::Digest::sha256_of(bytes),
+                      static_cast<std::int64_t>(bytes.size()), {}, manifest.annotations, {}};
+  out.artifact_type = manifest.artifact_type.empty() ? manifest.config.media_type : manifest.artifact_type;
+  return out;
+}
+
 Result<oci::Index> read_referrers_index(std::string_view content_type, std::string_view body) {
   // The media type is a header's; parameters after ';' do not change it.
   const auto media_type = content_type.substr(0, content_type.find(';'));

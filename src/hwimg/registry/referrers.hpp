@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hwimg/oci/descriptor.hpp"
+#include "hwimg/oci/documents.hpp"
 #include "hwimg/registry/client.hpp"
 
 namespace hwimg::registry {
@@ -20,6 +21,11 @@ namespace hwimg::registry {
 // Whether `tag` has that schema's shape, `<algorithm>-<64 hex digits>` (the algorithm up to 32
 // characters, the digest cut to 64), as `oras repo tags --exclude-digest-tags` tells them apart.
 [[nodiscard]] bool is_referrers_tag(std::string_view tag);
+
+// The descriptor a referrers list gives the image manifest `bytes` (`manifest` parsed): its digest
+// and size, its artifactType (else its config's media type) and its annotations
+// (distribution-spec 1.1, "Listing Referrers").
+[[nodiscard]] oci::Descriptor referrer_descriptor(std::string_view bytes, const oci::Manifest& manifest);
 
 // The referrers tag's index as served: anything but an image index is refused (distribution-spec
 // 1.1, "Pushing Manifests with Subject", step 2).
