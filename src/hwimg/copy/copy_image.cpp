@@ -5,7 +5,6 @@
 #include "hwimg/copy/layout_destination.hpp"
 #include "hwimg/image/documents.hpp"
 #include "hwimg/image/open_image.hpp"
-#include "hwimg/oci/layout.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/select/image_source.hpp"
 #include "hwimg/util/strings.hpp"
@@ -110,7 +109,6 @@ Result<CopySummary> copy_image(const CopyRequest& request) {
   if (!summary.pushed->referrer_failures.empty()) {
     return fail("failed to copy the referrers to {}: {}", target.str(), util::join(summary.pushed->referrer_failures, "; "));
   }
-  summary.pushed->requests = client.requests();
   summary.destination = summary.pushed->reference;
   return summary;
 }

@@ -448,24 +448,23 @@ std::size_t LocalHttp::connections_in_use(const std::string& origin) const {
 }
 
 // Gives `e` a kept-alive connection of its origin, else a new one while the origin has fewer than
-// max_local_connections in use; false: it stays queued.
-bool LocalHttp::connect(Exchange& e) {
+// max_local_connections in use; else it stays queued.
+void LocalHttp::connect(Exchange& e) {
   if (const auto idle = m_idle.find(e.target.origin); idle != m_idle.end()) {
     e.connection = std::move(*idle->second);
     m_idle.erase(idle);
     e.reused = true;
     e.phase = Exchange::Phase::sending;
     e.last_activity = Clock::now();
-    return true;
+    return;
   }
   if (connections_in_use(e.target.origin) >= m_options.max_local_connections) {
     e.phase = Exchange::Phase::queued;
-    return false;
+    return;
   }
   e.phase = Exchange::Phase::connecting;
   e.last_activity = Clock::now();
   if (auto started = start(e); !started) e.fail(TransportFailure::connect, started.error().message);
-  return true;
 }
 
 void LocalHttp::submit(Request request, Done done, int redirects) {
@@ -507,6 +506,7 @@ std::size_t LocalHttp::step() {
     }
   }
   std::size_t finished = 0;
+  bool freed = false;
   for (auto it = m_exchanges.begin(); it != m_exchanges.end();) {
     if ((*it)->phase != Exchange::Phase::finished) {
       ++it;
@@ -514,14 +514,18 @@ std::size_t LocalHttp::step() {
     }
     auto exchange = std::move(*it);
     it = m_exchanges.erase(it);
+    freed = true;
     if (exchange->done) {
       finish(*exchange);
       ++finished;
     }
   }
-  // Connections freed (or closed) above go to the exchanges waiting for one, in order.
-  for (auto& e : m_exchanges) {
-    if (e->phase == Exchange::Phase::queued) connect(*e);
+  // Connections freed (or closed) above go to the exchanges waiting for one, in order; while none
+  // was, the queue cannot move.
+  if (freed) {
+    for (auto& e : m_exchanges) {
+      if (e->phase == Exchange::Phase::queued) connect(*e);
+    }
   }
   return finished;
 }

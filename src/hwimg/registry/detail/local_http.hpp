@@ -46,7 +46,7 @@ public:
 
 private:
   void finish(Exchange& exchange);
-  bool connect(Exchange& exchange);
+  void connect(Exchange& exchange);
   [[nodiscard]] Result<void> start(Exchange& exchange);
   void remember_session(const Exchange& exchange);
   [[nodiscard]] std::size_t connections_in_use(const std::string& origin) const;
