@@ -1,7 +1,8 @@
 #pragma once
 // A TLS server on 127.0.0.1 for unit tests of the transport: a fresh self-signed certificate (for
 // IP 127.0.0.1, written where the client can trust it), one request per connection answered
-// "200 ok" and closed, and for each connection whether the client resumed a session.
+// "200 ok" (or a given answer) and closed, and for each connection whether the client resumed a
+// session.
 
 #include <atomic>
 #include <cstdio>
@@ -27,7 +28,9 @@ namespace hwimg::test {
 
 class TlsCannedServer {
 public:
-  TlsCannedServer(const std::filesystem::path& ca_file, int connections) : m_left(connections) {
+  TlsCannedServer(const std::filesystem::path& ca_file, int connections,
+                  std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+      : m_left(connections), m_answer(std::move(answer)) {
     std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(EVP_EC_gen("P-256"), EVP_PKEY_free);
     std::unique_ptr<X509, decltype(&X509_free)> cert(X509_new(), X509_free);
     REQUIRE(key);
@@ -98,8 +101,7 @@ private:
         std::lock_guard lock(m_mutex);
         m_resumed.push_back(SSL_session_reused(ssl.get()) == 1);
       }
-      const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
-      SSL_write(ssl.get(), answer.data(), static_cast<int>(answer.size()));
+      SSL_write(ssl.get(), m_answer.data(), static_cast<int>(m_answer.size()));
       SSL_shutdown(ssl.get());
     }
   }
@@ -108,6 +110,7 @@ private:
   util::UniqueFd m_listener;
   std::uint16_t m_port = 0;
   std::atomic<int> m_left;
+  std::string m_answer;
   std::thread m_thread;
   mutable std::mutex m_mutex;
   std::vector<bool> m_resumed;

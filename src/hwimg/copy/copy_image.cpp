@@ -33,11 +33,13 @@ Result<registry::PushPlan> plan_copy(image::ImageReader& reader, const oci::Desc
                   reader.name(), entry.digest.str(), entry.media_type);
     }
   }
-  for (const auto position : kept) {
-    const auto& candidate = candidates[position];
-    HWIMG_TRY_ASSIGN(auto bytes, reader.read(candidate.descriptor));
+  std::vector<oci::Descriptor> wanted;
+  for (const auto position : kept) wanted.push_back(candidates[position].descriptor);
+  HWIMG_TRY_ASSIGN(auto manifests, reader.read_all(wanted));
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    const auto& candidate = candidates[kept[i]];
     const auto id = select::variant_id(candidate);
-    HWIMG_TRY(plan.add_manifest({candidate.descriptor, std::move(bytes), id.empty() ? "" : tag + "-" + id}));
+    HWIMG_TRY(plan.add_manifest({candidate.descriptor, std::move(manifests[i]), id.empty() ? "" : tag + "-" + id}));
   }
   if (kept.size() == candidates.size()) {
     plan.root = {root, std::move(root_bytes), tag};  // unchanged bytes, unchanged digest
@@ -55,16 +57,16 @@ Result<registry::PushPlan> plan_copy(image::ImageReader& reader, const oci::Desc
   return plan;
 }
 
-// The referrers of the kept variants (and of the index when it is copied unchanged) put in `plan`,
-// as the source keeps them (docs/nfd.md#referrers).
-Result<void> plan_kept_referrers(const image::OpenedImage& source, registry::PushPlan& plan) {
+// The referrers of the kept variants (and of the index when it is copied unchanged), as the source
+// keeps them (docs/nfd.md#referrers). Asked before the variants' manifests are read: a registry
+// reads those in the same round.
+Result<std::vector<std::string>> kept_referrers(const image::OpenedImage& source,
+                                                const std::vector<select::Candidate>& candidates,
+                                                const std::vector<std::size_t>& kept) {
   std::vector<oci::Digest> subjects;
-  for (const auto& manifest : plan.manifests) subjects.push_back(manifest.descriptor.digest);
-  if (plan.root.descriptor.digest == source.root.digest) subjects.push_back(plan.root.descriptor.digest);
-  HWIMG_TRY_ASSIGN(auto referrers, source.reader->referrers(subjects));
-  for (auto& bytes : referrers) HWIMG_TRY(plan.add_referrer(std::move(bytes)));
-  plan.order_blobs();
-  return {};
+  for (const auto position : kept) subjects.push_back(candidates[position].descriptor.digest);
+  if (kept.size() == candidates.size()) subjects.push_back(source.root.digest);
+  return source.reader->referrers(subjects);
 }
 
 }  // namespace
@@ -85,8 +87,10 @@ Result<CopySummary> copy_image(const CopyRequest& request) {
   const auto tag = !destination.tag.empty()         ? destination.tag
                    : !source.image.reference.tag.empty() ? source.image.reference.tag
                                                           : std::string("latest");
+  HWIMG_TRY_ASSIGN(auto referrers, kept_referrers(source.image, source.candidates, kept));
   HWIMG_TRY_ASSIGN(auto plan, plan_copy(reader, source.image.root, source.candidates, kept, tag));
-  HWIMG_TRY(plan_kept_referrers(source.image, plan));
+  for (auto& bytes : referrers) HWIMG_TRY(plan.add_referrer(std::move(bytes)));
+  plan.order_blobs();
 
   CopySummary summary;
   summary.variants_total = source.candidates.size();

@@ -32,6 +32,16 @@ public:
   // The bytes of an index, manifest or config, checked against the descriptor's size and digest.
   [[nodiscard]] virtual Result<std::string> read(const oci::Descriptor& descriptor) = 0;
 
+  // read() of each, in order; a registry asks for them all at once.
+  [[nodiscard]] virtual Result<std::vector<std::string>> read_all(const std::vector<oci::Descriptor>& descriptors) {
+    std::vector<std::string> out;
+    for (const auto& descriptor : descriptors) {
+      HWIMG_TRY_ASSIGN(auto bytes, read(descriptor));
+      out.push_back(std::move(bytes));
+    }
+    return out;
+  }
+
   // Writes the blob (a layer) to `destination`, which must not exist, as it arrives, checking its
   // size and digest; nothing is left at `destination` when it fails.
   [[nodiscard]] virtual Result<void> copy_blob(const oci::Descriptor& descriptor,

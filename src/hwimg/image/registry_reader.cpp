@@ -69,17 +69,64 @@ Result<void> RegistryReader::copy_blob(const oci::Descriptor& descriptor, const 
 }
 
 Result<std::vector<std::string>> RegistryReader::referrers(const std::vector<oci::Digest>& subjects) {
-  std::vector<std::string> out;
+  // Subjects not read yet are read in the same round as their referrers lists: a copy needs both.
+  auto paths = registry::referrers_paths(subjects, "");
+  std::vector<registry::Reference> unread;
   for (const auto& subject : subjects) {
-    HWIMG_TRY_ASSIGN(const auto found, registry::list_referrers(m_client, m_repository, subject, ""));
+    if (m_documents.contains(subject)) continue;
+    unread.push_back(at_digest(subject));
+    paths.push_back("manifests/" + subject.str());
+  }
+  HWIMG_TRY_ASSIGN(auto answers, m_client.forward_all(m_repository, registry::ReadMethod::get, paths,
+                                                      {registry::manifest_accept_header()}, oci::max_manifest_size));
+  const auto lists_end = static_cast<std::ptrdiff_t>(answers.size() - unread.size());
+  for (std::size_t i = 0; i < unread.size(); ++i) {
+    const auto& answer = answers[static_cast<std::size_t>(lists_end) + i];
+    if (answer.status != 200) {
+      return fail("failed to get manifest {}: {}", unread[i].str(), registry::describe_answer(answer));
+    }
+    HWIMG_TRY_ASSIGN(const auto manifest, registry::manifest_from_answer(answer, unread[i]));
+    m_documents.insert_or_assign(manifest.digest, manifest.bytes);
+  }
+  answers.erase(answers.begin() + lists_end, answers.end());
+  HWIMG_TRY_ASSIGN(const auto lists, registry::referrers_from_answers(m_repository, subjects, "", answers));
+  std::vector<registry::Reference> wanted;
+  for (const auto& found : lists) {
     for (const auto& descriptor : found) {
       // Only image manifests can carry a subject; anything else listed is not one to read.
-      if (!oci::media_type::is_manifest(descriptor.media_type)) continue;
-      HWIMG_TRY_ASSIGN(auto manifest, fetch(descriptor.digest.str()));
-      out.push_back(std::move(manifest.bytes));
+      if (oci::media_type::is_manifest(descriptor.media_type)) wanted.push_back(at_digest(descriptor.digest));
     }
   }
+  HWIMG_TRY_ASSIGN(auto manifests, m_client.get_manifests(wanted));
+  std::vector<std::string> out;
+  for (auto& manifest : manifests) {
+    m_documents.insert_or_assign(manifest.digest, manifest.bytes);
+    out.push_back(std::move(manifest.bytes));
+  }
   return out;
+}
+
+Result<std::vector<std::string>> RegistryReader::read_all(const std::vector<oci::Descriptor>& descriptors) {
+  std::vector<registry::Reference> unread;
+  for (const auto& descriptor : descriptors) {
+    const bool document = oci::media_type::is_index(descriptor.media_type) ||
+                          oci::media_type::is_manifest(descriptor.media_type);
+    if (document && !m_documents.contains(descriptor.digest)) unread.push_back(at_digest(descriptor.digest));
+  }
+  HWIMG_TRY_ASSIGN(auto fetched, m_client.get_manifests(unread));
+  for (auto& manifest : fetched) m_documents.insert_or_assign(manifest.digest, std::move(manifest.bytes));
+  std::vector<std::string> out;
+  for (const auto& descriptor : descriptors) {
+    HWIMG_TRY_ASSIGN(auto bytes, read(descriptor));
+    out.push_back(std::move(bytes));
+  }
+  return out;
+}
+
+registry::Reference RegistryReader::at_digest(const oci::Digest& digest) const {
+  auto reference = m_repository;
+  reference.digest = digest;
+  return reference;
 }
 
 std::string RegistryReader::pinned_reference(const oci::Digest& digest, std::string_view) const {

@@ -21,6 +21,7 @@ public:
   [[nodiscard]] std::string name() const override;
   [[nodiscard]] Result<oci::Descriptor> resolve(std::string_view tag_or_digest) override;
   [[nodiscard]] Result<std::string> read(const oci::Descriptor& descriptor) override;
+  [[nodiscard]] Result<std::vector<std::string>> read_all(const std::vector<oci::Descriptor>& descriptors) override;
   [[nodiscard]] Result<void> copy_blob(const oci::Descriptor& descriptor,
                                        const std::filesystem::path& destination) override;
   [[nodiscard]] std::optional<std::filesystem::path> local_blob(const oci::Digest&) const override {
@@ -35,6 +36,8 @@ public:
   void remember(const registry::FetchedManifest& document) { m_documents.insert_or_assign(document.digest, document.bytes); }
 
 private:
+  [[nodiscard]] registry::Reference at_digest(const oci::Digest& digest) const;
+
   std::unique_ptr<registry::Client> m_owned;
   registry::Client& m_client;
   registry::Reference m_repository;

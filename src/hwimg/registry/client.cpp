@@ -145,6 +145,22 @@ Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
   return manifest_from_answer(answer_of(std::move(answered)), ref);
 }
 
+Result<std::vector<FetchedManifest>> Client::get_manifests(const std::vector<Reference>& refs) {
+  std::vector<FetchedManifest> out;
+  if (refs.empty()) return out;
+  std::vector<std::string> paths;
+  for (const auto& ref : refs) paths.push_back("manifests/" + ref.manifest_reference());
+  const auto request = manifest_request(refs.front());
+  HWIMG_TRY_ASSIGN(const auto answers, forward_all(refs.front(), ReadMethod::get, paths, request.headers,
+                                                   request.max_response_body));
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    if (answers[i].status != 200) return fail("failed to get manifest {}: {}", refs[i].str(), describe_answer(answers[i]));
+    HWIMG_TRY_ASSIGN(auto manifest, manifest_from_answer(answers[i], refs[i]));
+    out.push_back(std::move(manifest));
+  }
+  return out;
+}
+
 Result<oci::Digest> Client::put_manifest(const Reference& ref, std::string_view bytes, std::string_view media_type) {
   const auto what = fmt::format("put manifest {}", ref.str());
   if (bytes.size() > oci::max_manifest_size) {
@@ -282,15 +298,44 @@ void Client::forward_authorization(std::optional<std::optional<std::string>> hea
 
 Result<Answer> Client::forward(const Reference& ref, ReadMethod method, std::string_view path,
                                const std::vector<std::string>& headers, std::size_t max_body) {
-  const auto what = fmt::format("read {}/{}", ref.name(), path);
-  HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
-  auto request = read_request(ref, method, path, headers);
-  request.max_response_body = max_body;
-  const auto authorization = m_impl->authorize(request, Authorization::session_or_challenge);
-  HWIMG_TRY_ASSIGN(auto response, m_impl->session->exchange_now(ref.registry, std::move(request), m_impl->pull(ref),
-                                                                Retry::safe, authorization));
-  if (!response.ok()) return fail("failed to {}: {}", what, describe(response));
-  return answer_of(std::move(response));
+  HWIMG_TRY_ASSIGN(auto answers, forward_all(ref, method, {std::string(path)}, headers, max_body));
+  return std::move(answers.front());
+}
+
+Result<std::vector<Answer>> Client::forward_all(const Reference& ref, ReadMethod method,
+                                                const std::vector<std::string>& paths,
+                                                const std::vector<std::string>& headers, std::size_t max_body) {
+  if (paths.empty()) return std::vector<Answer>{};
+  HWIMG_TRY(with_context(m_impl->connect(ref), fmt::format("failed to read {}/{}", ref.name(), paths.front())));
+  std::vector<std::optional<Result<Response>>> results(paths.size());
+  std::size_t answered = 0;
+  const auto send = [&](std::size_t i) {
+    auto request = read_request(ref, method, paths[i], headers);
+    request.max_response_body = max_body;
+    const auto authorization = m_impl->authorize(request, Authorization::session_or_challenge);
+    m_impl->session->exchange(ref.registry, std::move(request), m_impl->pull(ref), Retry::safe,
+                              [&results, &answered, i](Result<Response> r) {
+                                results[i] = std::move(r);
+                                ++answered;
+                              },
+                              authorization);
+  };
+  // Until the registry has answered once, its scheme and challenge are unknown: the first request
+  // learns them (and gets the token) alone, so the others do not each fetch a token.
+  std::size_t first_batch = m_impl->session->answered_before(ref.registry) ? paths.size() : 1;
+  for (std::size_t i = 0; i < first_batch; ++i) send(i);
+  HWIMG_TRY(m_impl->session->transport().run_until([&] { return answered == first_batch; }));
+  for (std::size_t i = first_batch; i < paths.size(); ++i) send(i);
+  HWIMG_TRY(m_impl->session->transport().run_until([&] { return answered == paths.size(); }));
+  std::vector<Answer> out;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const auto what = fmt::format("read {}/{}", ref.name(), paths[i]);
+    if (!results[i]) return fail("failed to {}: the exchange ended without an answer", what);
+    HWIMG_TRY_ASSIGN(auto response, std::move(*results[i]));
+    if (!response.ok()) return fail("failed to {}: {}", what, describe(response));
+    out.push_back(answer_of(std::move(response)));
+  }
+  return out;
 }
 
 Result<Answer> Client::open_stream(const Reference& ref, ReadMethod method, std::string_view path,

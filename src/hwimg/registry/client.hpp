@@ -90,6 +90,9 @@ public:
   // size (≤ oci::max_manifest_size), the digest (against the reference and Docker-Content-Digest), the JSON and
   // the media type are checked.
   [[nodiscard]] Result<FetchedManifest> get_manifest(const Reference& reference);
+  // The same for several manifests of one repository, asked all at once (one round trip, not one
+  // each); in the order asked, the first failure returned.
+  [[nodiscard]] Result<std::vector<FetchedManifest>> get_manifests(const std::vector<Reference>& references);
   // PUT of exact bytes to the reference's tag (or digest); returns their digest.
   [[nodiscard]] Result<oci::Digest> put_manifest(const Reference& reference, std::string_view bytes,
                                                  std::string_view media_type);
@@ -130,6 +133,10 @@ public:
   // its body up to `max_body` bytes.
   [[nodiscard]] Result<Answer> forward(const Reference& repository, ReadMethod method, std::string_view path,
                                        const std::vector<std::string>& headers, std::size_t max_body);
+  // The same for several paths, asked all at once; the answers in the order of `paths`.
+  [[nodiscard]] Result<std::vector<Answer>> forward_all(const Reference& repository, ReadMethod method,
+                                                        const std::vector<std::string>& paths,
+                                                        const std::vector<std::string>& headers, std::size_t max_body);
   // The same, except that a successful GET's body is streamed: read it with next_chunk(), which
   // receives only as fast as it is called. One stream at a time; opening another abandons it.
   [[nodiscard]] Result<Answer> open_stream(const Reference& repository, ReadMethod method, std::string_view path,

@@ -1,9 +1,35 @@
 #include "hwimg/registry/detail/curl_library.hpp"
 
+#include <array>
+#include <mutex>
+
 #include "hwimg/util/process_library.hpp"
 
 namespace hwimg::registry {
 namespace {
+
+// One lock per kind of shared data, as libcurl asks of a share used from several threads.
+std::array<std::mutex, CURL_LOCK_DATA_LAST> g_share_locks;
+
+void lock_share(CURL*, curl_lock_data data, curl_lock_access, void*) {
+  g_share_locks[static_cast<std::size_t>(data)].lock();
+}
+
+void unlock_share(CURL*, curl_lock_data data, void*) {
+  g_share_locks[static_cast<std::size_t>(data)].unlock();
+}
+
+Result<void> make_share(CurlLibrary& curl) {
+  curl.share = curl.share_init();
+  if (curl.share == nullptr) return fail("failed to initialise libcurl: curl_share_init returned null");
+  for (const auto code : {curl.share_setopt(curl.share, CURLSHOPT_LOCKFUNC, lock_share),
+                          curl.share_setopt(curl.share, CURLSHOPT_UNLOCKFUNC, unlock_share),
+                          curl.share_setopt(curl.share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION),
+                          curl.share_setopt(curl.share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS)}) {
+    if (code != CURLSHE_OK) return fail("failed to initialise libcurl's share handle: error {}", static_cast<int>(code));
+  }
+  return {};
+}
 
 Result<void> bind(const util::SharedLibrary& library, CurlLibrary& curl) {
   bool all = true;
@@ -24,13 +50,15 @@ Result<void> bind(const util::SharedLibrary& library, CurlLibrary& curl) {
   all &= library.bind(curl.multi_strerror, "curl_multi_strerror");
   all &= library.bind(curl.slist_append, "curl_slist_append");
   all &= library.bind(curl.slist_free_all, "curl_slist_free_all");
+  all &= library.bind(curl.share_init, "curl_share_init");
+  all &= library.bind(curl.share_setopt, "curl_share_setopt");
   if (!all) {
     return fail("failed to load libcurl: libcurl.so.4 lacks functions hwimg needs (libcurl 7.66 or newer is required)");
   }
   if (const auto code = curl.global_init(CURL_GLOBAL_DEFAULT); code != CURLE_OK) {
     return fail("failed to initialise libcurl: {}", curl.easy_strerror(code));
   }
-  return {};
+  return make_share(curl);
 }
 
 util::ProcessLibrary<CurlLibrary> g_curl("libcurl.so.4", "failed to load libcurl (install libcurl4)", bind);

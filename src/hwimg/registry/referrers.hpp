@@ -39,5 +39,18 @@ bool add_referrers(oci::Index& index, const std::vector<oci::Descriptor>& referr
 [[nodiscard]] Result<std::vector<oci::Descriptor>> list_referrers(Client& client, const Reference& repository,
                                                                   const oci::Digest& subject,
                                                                   std::string_view artifact_type);
+// The same for several subjects, asked all at once (the API and the tag together, the tag's answer
+// used where the API's is 404); one list per subject, in their order.
+[[nodiscard]] Result<std::vector<std::vector<oci::Descriptor>>> list_referrers_of(
+    Client& client, const Reference& repository, const std::vector<oci::Digest>& subjects,
+    std::string_view artifact_type);
+
+// The parts of list_referrers_of, for a reader that asks more in the same round: the paths to GET
+// (with manifest_accept_header()), then the lists from their answers, in the same order.
+[[nodiscard]] std::vector<std::string> referrers_paths(const std::vector<oci::Digest>& subjects,
+                                                       std::string_view artifact_type);
+[[nodiscard]] Result<std::vector<std::vector<oci::Descriptor>>> referrers_from_answers(
+    const Reference& repository, const std::vector<oci::Digest>& subjects, std::string_view artifact_type,
+    const std::vector<Answer>& answers);
 
 }  // namespace hwimg::registry

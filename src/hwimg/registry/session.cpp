@@ -108,8 +108,9 @@ Session::RegistryState* Session::state_for(const std::string& registry, std::str
   auto& state = m_registries[registry];
   // Docker Hub's canonical name is not its API endpoint.
   state.authority = registry == "docker.io" ? "registry-1.docker.io" : registry;
-  // A registry on this machine is asked in plain HTTP first: most speak it, and a TLS one says so
-  // at once, where a TLS handshake with a plain one costs libcurl's loading and a TLS setup.
+  // A registry on this machine is asked in plain HTTP first: a TLS one answers that at once (400,
+  // or a closed connection), where a plain server may never answer a TLS ClientHello (one that
+  // reads a request line waits for a newline) and the handshake waits for the connect timeout.
   // (--ca-file says the registry speaks TLS.)
   const bool plain_first = m_options.plain_http || (loopback && m_options.ca_file.empty());
   state.base_url = (plain_first ? "http://" : "https://") + state.authority;
@@ -144,9 +145,11 @@ bool speaks_tls(const Response& response) {
 }  // namespace
 
 bool Session::switch_scheme(RegistryState& state, const Response& response) {
-  if (state.scheme_known || !state.http_allowed) return false;
   const bool plain = state.base_url.starts_with("http://");
-  const bool mismatch = plain ? speaks_tls(response) : response.failure == TransportFailure::tls_handshake;
+  const bool mismatch = !state.scheme_known && state.http_allowed &&
+                        (plain ? speaks_tls(response) : response.failure == TransportFailure::tls_handshake);
+  state.answered = state.answered || (response.ok() && !mismatch);
+  if (state.scheme_known || !state.http_allowed) return false;
   if (!mismatch) {
     state.scheme_known = response.ok();
     return false;
@@ -161,7 +164,8 @@ Result<std::string> Session::connect(const std::string& registry, Probe probe) {
   std::string error;
   auto* state = state_for(registry, error);
   if (state == nullptr) return std::unexpected(Error{error});
-  if (probe == Probe::lazy || state->pinged) return state->base_url;
+  // A registry that answered a request already told its scheme and challenge: no ping needed.
+  if (probe == Probe::lazy || state->pinged || state->answered) return state->base_url;
   Response response;
   do {
     std::optional<Response> out;
@@ -293,6 +297,11 @@ void Session::with_authorization(RegistryState& state, const Scopes& scopes, boo
   });
 }
 
+bool Session::answered_before(const std::string& registry) const {
+  const auto it = m_registries.find(registry);
+  return it != m_registries.end() && it->second.answered;
+}
+
 void Session::use_credentials(const std::string& registry, Credentials credentials) {
   m_credential_overrides[registry] = std::move(credentials);
 }
@@ -305,7 +314,7 @@ Result<void> Session::authorize(const std::string& registry, const Scopes& scope
   HWIMG_TRY(*out);
   // Basic credentials are checked once here, so parallel requests do not all fail with them.
   const auto& challenge = m_registries.at(registry).challenge;
-  if (challenge && challenge->scheme == "basic") {
+  if (challenge && challenge->scheme == "basic" && !m_registries.at(registry).credentials_accepted) {
     HWIMG_TRY_ASSIGN(const auto check, exchange_now(registry, Request{Method::get, "/v2/"}, scopes, Retry::safe));
     if (!check.ok() || check.status != 200) return fail("failed to connect to {}: {}", registry, describe(check));
   }
@@ -346,8 +355,9 @@ void Session::attempt(const std::string& registry, Request request, Scopes scope
     Request sent = request;
     if (!sent.url.starts_with("http://") && !sent.url.starts_with("https://")) sent.url = state.base_url + sent.url;
     if (*header) sent.headers.push_back("Authorization: " + **header);
-    send(std::move(sent), state.scheme_known ? retry : Retry::never, 0, [this, &state, registry, request = std::move(request), scopes = std::move(scopes),
-                                     retry, reauthenticated, authorization, done = std::move(done)](Response r) mutable {
+    send(std::move(sent), state.scheme_known ? retry : Retry::never, 0,
+         [this, &state, registry, request = std::move(request), scopes = std::move(scopes), retry, reauthenticated,
+          authorization, authorized = header->has_value(), done = std::move(done)](Response r) mutable {
       if (switch_scheme(state, r)) {
         return attempt(registry, std::move(request), std::move(scopes), retry, reauthenticated, std::move(done),
                        authorization);
@@ -355,6 +365,7 @@ void Session::attempt(const std::string& registry, Request request, Scopes scope
       // A 401 from where a redirect led (blob storage on another host) is not the registry's: its
       // challenge is never answered with the registry's credentials.
       if (r.ok() && r.status == 401 && !same_origin(r.url, state.base_url)) return done(std::move(r));
+      if (r.ok() && r.status != 401 && authorized) state.credentials_accepted = true;
       if (r.ok() && r.status == 401) {
         if (reauthenticated && authorization == Authorization::session_or_challenge) return done(std::move(r));
         if (reauthenticated) return done(fail("{}", auth_failure(registry, r)));

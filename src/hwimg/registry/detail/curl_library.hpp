@@ -27,9 +27,15 @@ struct CurlLibrary {
   decltype(&::curl_multi_strerror) multi_strerror;
   decltype(&::curl_slist_append) slist_append;
   decltype(&::curl_slist_free_all) slist_free_all;
+  decltype(&::curl_share_init) share_init;
+  decltype(&::curl_share_setopt) share_setopt;
+  // What every exchange of the process shares, whichever transport and thread runs it: TLS
+  // sessions (a new connection to a registry resumes instead of a full handshake) and DNS answers.
+  // Connections themselves are shared by the exchanges of one transport (its multi handle).
+  CURLSH* share = nullptr;
 };
 
-// Loads libcurl.so.4 (once, thread-safe) and runs curl_global_init.
+// Loads libcurl.so.4 (once, thread-safe), runs curl_global_init and makes the share handle.
 [[nodiscard]] Result<const CurlLibrary*> load_curl();
 
 // The loaded library; only valid after load_curl() succeeded, which every transport does first.

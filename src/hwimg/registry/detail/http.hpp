@@ -1,6 +1,8 @@
 #pragma once
-// One libcurl multi handle running many HTTP exchanges at once: connection reuse, HTTP/2 where the
-// server offers it, TLS verification, timeouts and a size limit on every response body.
+// One libcurl multi handle running many HTTP exchanges at once, for every registry wherever it is:
+// connection reuse, TLS session reuse across connections and threads (libcurl's share interface),
+// HTTP/2 where the server offers it, TLS verification, timeouts and a size limit on every response
+// body. Redirects are followed here, by one rule (follow_redirect in http.cpp).
 // Callbacks run on the thread that calls run(); they may submit further requests.
 
 #include <chrono>
@@ -14,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "hwimg/registry/detail/url.hpp"
 #include "hwimg/util/error.hpp"
 #include "hwimg/util/output.hpp"
 
@@ -91,8 +94,6 @@ struct TransportOptions {
   std::chrono::seconds connect_timeout{30};
   std::chrono::seconds stall_timeout{60};  // abort when nothing moves for this long
   long max_host_connections = 8;           // further exchanges wait for a free connection
-  // To a registry on this machine (HTTP/1.1, one exchange per connection at a time); more wait.
-  std::size_t max_local_connections = 16;
 };
 
 class Transport {
@@ -129,22 +130,5 @@ private:
 
 // Redirects an exchange follows at most.
 inline constexpr int max_followed_redirects = 5;
-
-// "scheme://host[:port]" of an absolute URL, lower-cased, without a default port or user info;
-// empty for a relative one.
-[[nodiscard]] std::string url_origin(std::string_view url);
-// Whether two absolute URLs share scheme, host and port: credentials go only where they came from.
-[[nodiscard]] bool same_origin(std::string_view a, std::string_view b);
-// Removes every Authorization header (a request about to go to another origin).
-void strip_authorization(std::vector<std::string>& headers);
-
-// The URL with upload-state and token query values hidden, for logs and errors.
-[[nodiscard]] std::string redact_url(std::string_view url);
-
-// `reference` resolved against `base` (absolute URL, absolute path, or relative path).
-[[nodiscard]] std::string resolve_url(std::string_view base, std::string_view reference);
-
-// Percent-encodes a query value (RFC 3986 unreserved characters kept).
-[[nodiscard]] std::string url_encode(std::string_view value);
 
 }  // namespace hwimg::registry

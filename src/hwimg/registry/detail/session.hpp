@@ -65,6 +65,10 @@ public:
   [[nodiscard]] Result<Response> exchange_now(const std::string& registry, Request request, Scopes scopes,
                                               Retry retry, Authorization authorization = Authorization::session);
 
+  // Whether `registry` has answered on its scheme, so its authentication is known (a challenge, or
+  // none) and parallel requests can share one token.
+  [[nodiscard]] bool answered_before(const std::string& registry) const;
+
   // Uses these credentials for `registry` instead of the Docker configuration (login checks them).
   void use_credentials(const std::string& registry, Credentials credentials);
 
@@ -81,6 +85,8 @@ private:
     bool scheme_known = false;  // an answer came back on base_url's scheme
     bool http_allowed = false;  // loopback or --insecure: plain HTTP when TLS is not spoken
     bool pinged = false;
+    bool answered = false;  // some exchange got an HTTP answer on the registry's scheme
+    bool credentials_accepted = false;  // a request with them was answered other than 401
     std::optional<Challenge> challenge;  // the scheme /v2/ asked for; nullopt: anonymous
     std::optional<Credentials> credentials;
     std::map<std::string, Token> tokens;  // by space-joined scopes

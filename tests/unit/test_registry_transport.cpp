@@ -1,8 +1,10 @@
-// The transport's own HTTP/1.1 engine for registries on this machine, against a canned server on
-// 127.0.0.1: bodies by length, chunked and to the end of the connection; HEAD; kept-alive
-// connections reused; a body cut short; one over the limit; redirects; streamed bodies.
+// The transport (libcurl) against canned servers on 127.0.0.1, plain and TLS: bodies by length,
+// chunked and to the end of the connection; HEAD; kept-alive connections reused; a body cut short;
+// one over the limit; redirects and the https -> http rule; streamed bodies; the connection limit;
+// TLS sessions resumed.
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -124,7 +126,7 @@ TEST_CASE("exchanges beyond the connection limit wait for a connection and reuse
   // This server serves one connection at a time: a second connection would wait for the first to close.
   CannedServer server({{ok}, {ok}, {ok}, {ok}});
   TransportOptions options;
-  options.max_local_connections = 1;
+  options.max_host_connections = 1;
   options.stall_timeout = std::chrono::seconds(2);
   auto transport = Transport::create(options).value();
   std::vector<Response> answers(4);
@@ -161,4 +163,59 @@ TEST_CASE("a second TLS connection to the same origin resumes the first one's se
   CHECK_FALSE(resumed[0]);
   CHECK(resumed[1]);
   CHECK(resumed[2]);
+}
+
+TEST_CASE("TLS sessions are shared between transports on different threads") {
+  const auto dir = test::scratch_directory("hwimg-tls");
+  const auto ca_file = dir.path() / "ca.pem";
+  test::TlsCannedServer server(ca_file, 2);
+  TransportOptions options;
+  options.ca_file = ca_file;
+  options.stall_timeout = std::chrono::seconds(5);
+  for (const auto* path : {"/v2/a", "/v2/b"}) {
+    // Each copier of `hwimg copy -j` runs its own transport on its own thread.
+    std::thread([&] {
+      auto transport = Transport::create(options).value();
+      const auto answer = exchange(transport, Request{Method::get, server.url(path)});
+      CHECK_MESSAGE(answer.ok(), answer.error);
+    }).join();
+  }
+  const auto resumed = server.resumed();
+  REQUIRE(resumed.size() == 2);
+  CHECK_FALSE(resumed[0]);
+  CHECK(resumed[1]);
+}
+
+TEST_CASE("a redirect from HTTPS to plain HTTP is followed only to this machine") {
+  const auto dir = test::scratch_directory("hwimg-tls");
+  const auto ca_file = dir.path() / "ca.pem";
+  CannedServer plain({{"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nplain"}});
+  const auto redirect_to = [](const std::string& url) {
+    return "HTTP/1.1 307 Temporary Redirect\r\nLocation: " + url + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+  };
+  TransportOptions options;
+  options.ca_file = ca_file;
+  options.stall_timeout = std::chrono::seconds(5);
+  auto transport = Transport::create(options).value();
+  SUBCASE("to another host: refused before connecting, the content never travels in clear") {
+    test::TlsCannedServer server(ca_file, 1, redirect_to("http://blobs.example.invalid/sha256:ab"));
+    Request request{Method::get, server.url("/v2/app/blobs/sha256:ab")};
+    request.follow_redirects = true;
+    const auto answer = exchange(transport, std::move(request));
+    CHECK(answer.failure == TransportFailure::other);
+    CHECK(answer.error ==
+          "refused a redirect from HTTPS to plain HTTP (http://blobs.example.invalid/sha256:ab); use --insecure to allow it");
+  }
+  SUBCASE("to a loopback address: followed") {
+    test::TlsCannedServer server(ca_file, 1, redirect_to(plain.url("/blob")));
+    Request request{Method::get, server.url("/v2/app/blobs/sha256:ab")};
+    request.follow_redirects = true;
+    request.headers.push_back("Authorization: Basic eDp5");
+    const auto answer = exchange(transport, std::move(request));
+    CHECK_MESSAGE(answer.ok(), answer.error);
+    CHECK(answer.body == "plain");
+    const auto requests = plain.requests();
+    REQUIRE(requests.size() == 1);
+    CHECK(requests[0].find("Authorization") == std::string::npos);  // another origin
+  }
 }
