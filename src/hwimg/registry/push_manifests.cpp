@@ -65,8 +65,9 @@ void Pusher::put_manifest(const PlannedManifest& manifest, unsigned attempt) {
       return fail_with(Error{fmt::format("failed to push manifest {}: {}{}", reference, describe(r), tries)});
     }
     if (const auto digest = r.header("docker-content-digest"); digest && *digest != manifest.descriptor.digest.str()) {
-      return fail_with(Error{fmt::format("failed to push manifest {}: the registry stored it as {}", reference,
-                                         *digest)});
+      return fail_with(Error{fmt::format("failed to push manifest {}: the registry stored it as {}, but the {} bytes "
+                                         "sent hash to {}",
+                                         reference, *digest, manifest.bytes.size(), manifest.descriptor.digest.str())});
     }
     ++m_summary.manifests_pushed;
     start_manifests();
