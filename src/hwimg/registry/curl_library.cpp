@@ -48,6 +48,8 @@ Result<void> bind(const util::SharedLibrary& library, CurlLibrary& curl) {
   all &= library.bind(curl.multi_poll, "curl_multi_poll");
   all &= library.bind(curl.multi_info_read, "curl_multi_info_read");
   all &= library.bind(curl.multi_strerror, "curl_multi_strerror");
+  all &= library.bind(curl.multi_fdset, "curl_multi_fdset");
+  all &= library.bind(curl.multi_timeout, "curl_multi_timeout");
   all &= library.bind(curl.slist_append, "curl_slist_append");
   all &= library.bind(curl.slist_free_all, "curl_slist_free_all");
   all &= library.bind(curl.share_init, "curl_share_init");

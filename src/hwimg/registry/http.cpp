@@ -4,6 +4,7 @@
 #include <list>
 #include <map>
 
+#include <sys/select.h>
 #include <unistd.h>
 
 #include "hwimg/registry/detail/curl_library.hpp"
@@ -24,7 +25,13 @@ using MultiHandle = std::unique_ptr<CURLM, MultiDeleter>;
 
 struct Transport::State {
   TransportOptions options;
-  MultiHandle multi;  // created with the first exchange
+  // Two pools of connections, made with the first exchange: the multiplexed exchanges' and the bulk
+  // uploads'. libcurl 7.88 can attach a transfer waiting for a multiplexed connection (PIPEWAIT) to
+  // a pending HTTP/1.1 connection of the same host that another transfer opened, and then answer
+  // one exchange with the other's response (a manifest PUT checked against another PUT's digest);
+  // with separate multi handles the pools never see each other's connections.
+  MultiHandle multi;
+  MultiHandle bulk;
   std::list<Transfer> transfers;
   std::multimap<Clock::time_point, std::function<void()>> timers;
   std::uint64_t exchanges = 0;
@@ -34,18 +41,26 @@ struct Transport::State {
   bool follow_redirect(Transfer& t);
   // Runs the transfers as far as they go; calls `done` of the finished ones.
   Result<std::size_t> step();
+  // Waits up to `wait_ms` for a socket of either pool (or a timeout libcurl asked for).
+  Result<void> wait(int wait_ms);
   void log(const Transfer& t) const;
+
+  Result<MultiHandle> make_multi() const {
+    MultiHandle made(curl().multi_init());
+    if (!made) return fail("failed to initialise libcurl: curl_multi_init returned null");
+    for (const auto code : {curl().multi_setopt(made.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX),
+                            curl().multi_setopt(made.get(), CURLMOPT_MAX_HOST_CONNECTIONS,
+                                                options.max_host_connections)}) {
+      if (code != CURLM_OK) return fail("failed to initialise libcurl: {}", curl().multi_strerror(code));
+    }
+    return made;
+  }
 
   Result<void> start() {
     if (multi) return {};
     HWIMG_TRY(load_curl());
-    multi.reset(curl().multi_init());
-    if (!multi) return fail("failed to initialise libcurl: curl_multi_init returned null");
-    for (const auto code : {curl().multi_setopt(multi.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX),
-                            curl().multi_setopt(multi.get(), CURLMOPT_MAX_HOST_CONNECTIONS,
-                                                options.max_host_connections)}) {
-      if (code != CURLM_OK) return fail("failed to initialise libcurl: {}", curl().multi_strerror(code));
-    }
+    HWIMG_TRY_ASSIGN(bulk, make_multi());
+    HWIMG_TRY_ASSIGN(multi, make_multi());
     return {};
   }
 
@@ -66,7 +81,7 @@ Transport::Transport(Transport&&) noexcept = default;
 Transport& Transport::operator=(Transport&&) noexcept = default;
 Transport::~Transport() {
   if (m_state && m_state->multi) {
-    for (auto& t : m_state->transfers) curl().multi_remove_handle(m_state->multi.get(), t.easy.get());
+    for (auto& t : m_state->transfers) curl().multi_remove_handle(t.multi, t.easy.get());
   }
 }
 
@@ -86,9 +101,10 @@ void Transport::State::submit(Request request, std::function<void(Response)> don
   t.redirects = redirects;
   t.started = Clock::now();
   t.response.url = t.request.url;
+  t.multi = t.request.channel == Channel::bulk ? bulk.get() : multi.get();
   auto prepared = prepare_transfer(t, options);
   if (prepared) {
-    if (const auto code = curl().multi_add_handle(multi.get(), t.easy.get()); code != CURLM_OK) {
+    if (const auto code = curl().multi_add_handle(t.multi, t.easy.get()); code != CURLM_OK) {
       prepared = fail("failed to start an HTTP exchange: {}", curl().multi_strerror(code));
     }
   }
@@ -117,20 +133,22 @@ void Transport::State::log(const Transfer& t) const {
 }
 
 Result<std::size_t> Transport::State::step() {
-  int running = 0;
-  if (const auto code = curl().multi_perform(multi.get(), &running); code != CURLM_OK) {
-    return fail("failed to run HTTP transfers: {}", curl().multi_strerror(code));
-  }
   std::vector<std::pair<Transfer*, CURLcode>> finished;
-  int queued = 0;
-  while (CURLMsg* message = curl().multi_info_read(multi.get(), &queued)) {
-    if (message->msg != CURLMSG_DONE) continue;
-    Transfer* t = nullptr;
-    curl().easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
-    finished.emplace_back(t, message->data.result);
+  for (auto* pool : {multi.get(), bulk.get()}) {
+    int running = 0;
+    if (const auto code = curl().multi_perform(pool, &running); code != CURLM_OK) {
+      return fail("failed to run HTTP transfers: {}", curl().multi_strerror(code));
+    }
+    int queued = 0;
+    while (CURLMsg* message = curl().multi_info_read(pool, &queued)) {
+      if (message->msg != CURLMSG_DONE) continue;
+      Transfer* t = nullptr;
+      curl().easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
+      finished.emplace_back(t, message->data.result);
+    }
   }
   for (auto [t, code] : finished) {
-    curl().multi_remove_handle(multi.get(), t->easy.get());
+    curl().multi_remove_handle(t->multi, t->easy.get());
     complete_transfer(*t, code);
     log(*t);
     const bool followed = follow_redirect(*t);
@@ -140,6 +158,39 @@ Result<std::size_t> Transport::State::step() {
     if (!followed) done(std::move(response));
   }
   return finished.size();
+}
+
+Result<void> Transport::State::wait(int wait_ms) {
+  // The bulk pool's sockets and timeout join the multiplexed pool's wait.
+  fd_set read_set;
+  fd_set write_set;
+  fd_set error_set;
+  FD_ZERO(&read_set);
+  FD_ZERO(&write_set);
+  FD_ZERO(&error_set);
+  int max_fd = -1;
+  long bulk_timeout = -1;
+  if (const auto code = curl().multi_fdset(bulk.get(), &read_set, &write_set, &error_set, &max_fd); code != CURLM_OK) {
+    return fail("failed to wait for HTTP transfers: {}", curl().multi_strerror(code));
+  }
+  if (const auto code = curl().multi_timeout(bulk.get(), &bulk_timeout); code != CURLM_OK) {
+    return fail("failed to wait for HTTP transfers: {}", curl().multi_strerror(code));
+  }
+  if (bulk_timeout >= 0 && bulk_timeout < wait_ms) wait_ms = static_cast<int>(bulk_timeout);
+  std::vector<curl_waitfd> extra;
+  for (int fd = 0; fd <= max_fd; ++fd) {
+    short events = 0;
+    if (FD_ISSET(fd, &read_set)) events |= CURL_WAIT_POLLIN;
+    if (FD_ISSET(fd, &write_set)) events |= CURL_WAIT_POLLOUT;
+    if (FD_ISSET(fd, &error_set)) events |= CURL_WAIT_POLLPRI;
+    if (events != 0) extra.push_back({fd, events, 0});
+  }
+  if (const auto code = curl().multi_poll(multi.get(), extra.data(), static_cast<unsigned>(extra.size()), wait_ms,
+                                          nullptr);
+      code != CURLM_OK) {
+    return fail("failed to wait for HTTP transfers: {}", curl().multi_strerror(code));
+  }
+  return {};
 }
 
 bool Transport::State::follow_redirect(Transfer& t) {
@@ -191,8 +242,8 @@ Result<void> Transport::run_until(const std::function<bool()>& stop) {
     }
     if (s.transfers.empty()) {
       ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
-    } else if (const auto code = curl().multi_poll(s.multi.get(), nullptr, 0, wait_ms, nullptr); code != CURLM_OK) {
-      return fail("failed to wait for HTTP transfers: {}", curl().multi_strerror(code));
+    } else {
+      HWIMG_TRY(s.wait(wait_ms));
     }
   }
   return {};

@@ -106,7 +106,10 @@ void Pusher::start_upload(BlobJob& job) {
 Request Pusher::data_request(BlobJob& job, Method method, std::string url, std::uint64_t offset, std::uint64_t length) {
   Request request{method, std::move(url)};
   request.headers.push_back("Content-Type: application/octet-stream");
-  request.channel = Channel::bulk;
+  // Large blobs get connections of their own (Request::channel); a small one goes beside the
+  // manifests on the multiplexed connection, where a connection of its own would first cost a
+  // TLS handshake.
+  request.channel = job.blob.size > small_blob_size ? Channel::bulk : Channel::multiplexed;
   request.file_body = FileBody{m_blob_directory / job.blob.digest.hex(), offset, length,
                                job.relay ? job.relay->read_end() : -1};
   request.on_body_read = [this, &job, offset](std::uint64_t at, std::string_view data) {

@@ -177,7 +177,9 @@ Result<void> prepare_transfer(Transfer& t, const TransportOptions& o) {
   // server decrypts and flow-controls every upload on a single stream of TLS records.
   const bool bulk = t.request.channel == Channel::bulk;
   set.set(CURLOPT_HTTP_VERSION, static_cast<long>(bulk ? CURL_HTTP_VERSION_1_1 : CURL_HTTP_VERSION_2TLS));
-  set.set(CURLOPT_PIPEWAIT, 1L);
+  // Wait for a connection being opened that may turn out multiplexed rather than open another;
+  // only where HTTP/2 can be negotiated (ALPN, so TLS).
+  if (!bulk && t.request.url.starts_with("https://")) set.set(CURLOPT_PIPEWAIT, 1L);
   set.set(CURLOPT_CONNECTTIMEOUT, static_cast<long>(o.connect_timeout.count()));
   set.set(CURLOPT_LOW_SPEED_LIMIT, 1L);
   set.set(CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.stall_timeout.count()));

@@ -25,6 +25,8 @@ struct CurlLibrary {
   decltype(&::curl_multi_poll) multi_poll;
   decltype(&::curl_multi_info_read) multi_info_read;
   decltype(&::curl_multi_strerror) multi_strerror;
+  decltype(&::curl_multi_fdset) multi_fdset;
+  decltype(&::curl_multi_timeout) multi_timeout;
   decltype(&::curl_slist_append) slist_append;
   decltype(&::curl_slist_free_all) slist_free_all;
   decltype(&::curl_share_init) share_init;

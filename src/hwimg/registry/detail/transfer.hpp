@@ -26,6 +26,7 @@ using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 
 struct Transfer {
   EasyHandle easy;
+  CURLM* multi = nullptr;  // the pool (multi handle) running it
   Slist header_list;
   Request request;
   std::function<void(Response)> done;
