@@ -98,6 +98,8 @@ wrong_password="not-the-password-$RANDOM"
 printf '{"auths":{"%s":{"auth":"%s"}}}' "$reg" "$(printf 'hwimg:%s' "$wrong_password" | base64 -w0)" > "$wrong/config.json"
 DOCKER_CONFIG="$wrong" hw_fails push -v "${tls[@]}" "oci:$layout:v1" "$reg/test/app:v1"
 assert_contains "$OUT" "hwimg: error: failed to authenticate to $reg: the registry rejected the configured credentials (HTTP 401 UNAUTHORIZED: authentication required" "wrong password"
+# The stored credentials go with the first request; once refused they are not tried again.
+assert_eq 1 "$(grep -c -- '-> 401' <<<"$OUT")" "requests refused for the wrong password"
 assert_no_secret "$wrong_password"
 assert_no_secret "$(printf 'hwimg:%s' "$wrong_password" | base64 -w0)"
 DOCKER_CONFIG="$TEST_TMP/empty" hw_fails push "${tls[@]}" "oci:$layout:v1" "$reg/test/app:v1"

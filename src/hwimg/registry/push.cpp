@@ -49,6 +49,9 @@ Result<PushSummary> Pusher::run() {
   }
   start_uploads();
   for (const auto& referrer : m_plan.referrers) group_referrer(referrer);
+  // Read in this round whether the subjects are there yet or not (a registry takes a referrer
+  // before its subject): an unchanged push then needs no round after the checks.
+  for (auto& [subject, group] : m_subjects) check_referrers(group);
   for (const auto& m : m_plan.manifests) check_manifest(m);
   check_manifest(m_plan.root);
   HWIMG_TRY(finish_phase());

@@ -21,10 +21,6 @@ void Pusher::check_manifest(const PlannedManifest& manifest) {
     // Anything but a match (absent, another digest, an error) means: put it.
     if (r.ok() && r.status == 200 && r.header("docker-content-digest") == manifest.descriptor.digest.str()) {
       m_present_manifests.insert(&manifest);
-      // Only a manifest already there can have its referrers listed already.
-      if (const auto group = m_subjects.find(manifest.descriptor.digest); group != m_subjects.end()) {
-        check_referrers(group->second);
-      }
     }
   });
 }

@@ -23,7 +23,8 @@ std::string Pusher::referrers_tag_url(const SubjectReferrers& group) const {
 }
 
 // What the subject's referrers tag lists: those referrers need no put. Any failure here only
-// means they are put again, which changes nothing. The lookups run in the checks' round.
+// means they are put again, which changes nothing. The lookups run in the checks' round, for
+// every subject.
 void Pusher::check_referrers(SubjectReferrers& group) {
   Request request{Method::get, referrers_tag_url(group)};
   request.headers.push_back(manifest_accept_header());

@@ -14,9 +14,6 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr auto min_token_lifetime = 60s;
-constexpr auto token_margin = 5s;
-
 std::string host_of(std::string_view registry) {
   if (registry.starts_with('[')) return std::string(registry.substr(1, registry.find(']') - 1));
   return std::string(registry.substr(0, registry.find(':')));
@@ -106,6 +103,7 @@ Session::RegistryState* Session::state_for(const std::string& registry, std::str
     return nullptr;
   }
   auto& state = m_registries[registry];
+  state.name = registry;
   // Docker Hub's canonical name is not its API endpoint.
   state.authority = registry == "docker.io" ? "registry-1.docker.io" : registry;
   // A registry on this machine is asked in plain HTTP first: a TLS one answers that at once (400,
@@ -120,18 +118,6 @@ Session::RegistryState* Session::state_for(const std::string& registry, std::str
 }
 
 namespace {
-
-// Whether a token asked for `granted` (space-joined scopes) was asked for every one of `wanted`,
-// a repository's "pull,push" standing for its "pull" and "push" too.
-bool token_covers(std::string_view granted, const Scopes& wanted) {
-  const auto have = util::split(granted, ' ');
-  return std::ranges::all_of(wanted, [&](const std::string& scope) {
-    if (std::ranges::find(have, scope) != have.end()) return true;
-    const auto colon = scope.rfind(':');
-    return colon != std::string::npos &&
-           std::ranges::find(have, scope.substr(0, colon) + ":pull,push") != have.end();
-  });
-}
 
 // A TLS server's answer to plain HTTP: Go's "400 Client sent an HTTP request to an HTTPS server",
 // nginx's "400 The plain HTTP request was sent to HTTPS port", or a closed connection.
@@ -167,62 +153,30 @@ Result<std::string> Session::connect(const std::string& registry, Probe probe) {
   // A registry that answered a request already told its scheme and challenge: no ping needed.
   if (probe == Probe::lazy || state->pinged || state->answered) return state->base_url;
   Response response;
+  const auto basic = preemptive_basic(*state);
   do {
     std::optional<Response> out;
-    send(Request{Method::get, state->base_url + "/v2/"}, state->scheme_known ? Retry::safe : Retry::never, 0,
-         [&out](Response r) { out = std::move(r); });
+    Request ping{Method::get, state->base_url + "/v2/"};
+    if (basic) ping.headers.push_back("Authorization: " + *basic);
+    send(std::move(ping), state->scheme_known ? Retry::safe : Retry::never, 0, [&out](Response r) { out = std::move(r); });
     HWIMG_TRY(m_transport.run());
     response = std::move(*out);
   } while (switch_scheme(*state, response));
   if (!response.ok()) return fail("failed to connect to {}: {}", registry, describe(response));
   if (response.status == 401) {
     HWIMG_TRY(learn_challenge(*state, registry, response));
+    // The Basic credentials the ping carried are the ones a Basic registry just refused.
+    if (basic && state->challenge->scheme == "basic") return fail("{}", auth_failure(registry, response));
   } else if (response.status == 404) {
     return fail("failed to connect to {}: {}/v2/ answered 404, it does not serve the registry API", registry,
                 state->base_url);
   } else if (response.status != 200) {
     return fail("failed to connect to {}: {}", registry, describe(response));
+  } else if (basic) {
+    accepted_preemptively(*state);
   }
   state->pinged = true;
   return state->base_url;
-}
-
-Result<void> Session::learn_challenge(RegistryState& state, const std::string& registry, const Response& response) {
-  std::optional<Challenge> basic;
-  std::optional<Challenge> bearer;
-  for (const auto& value : response.header_values("www-authenticate")) {
-    for (auto& c : parse_challenges(value)) {
-      if (c.scheme == "bearer" && !bearer) bearer = std::move(c);
-      else if (c.scheme == "basic" && !basic) basic = std::move(c);
-    }
-  }
-  state.challenge = bearer ? bearer : basic;
-  if (!state.challenge) {
-    return fail("failed to authenticate to {}: HTTP 401 without a Basic or Bearer challenge", registry);
-  }
-  if (const auto it = m_credential_overrides.find(registry); it != m_credential_overrides.end()) {
-    state.credentials = it->second;
-  }
-  if (!state.credentials) {
-    warn_if_readable_by_others(m_options.docker_config_dir, *m_options.output);
-    HWIMG_TRY_ASSIGN(const auto credentials,
-                     lookup_credentials(m_options.docker_config_dir, registry, m_options.docker_auth_config));
-    state.credentials = credentials.value_or(Credentials{});
-  }
-  return {};
-}
-
-std::string Session::auth_failure(const std::string& registry, const Response& response) const {
-  const auto it = m_registries.find(registry);
-  const bool have = it != m_registries.end() && it->second.credentials &&
-                    (!it->second.credentials->username.empty() || !it->second.credentials->identity_token.empty() ||
-                     !it->second.credentials->registry_token.empty());
-  if (!have) {
-    return fmt::format("failed to authenticate to {}: the registry requires credentials and none are configured "
-                       "(run: hwimg login {})", registry, registry);
-  }
-  return fmt::format("failed to authenticate to {}: the registry rejected the configured credentials ({}); "
-                     "check them with: hwimg login {}", registry, describe(response), registry);
 }
 
 void Session::send(Request request, Retry retry, unsigned attempt, std::function<void(Response)> done) {
@@ -241,84 +195,9 @@ void Session::send(Request request, Retry retry, unsigned attempt, std::function
   });
 }
 
-void Session::with_authorization(RegistryState& state, const Scopes& scopes, bool refresh,
-                                 std::function<void(Result<std::optional<std::string>>)> done) {
-  if (!state.challenge) return done(std::optional<std::string>());
-  const auto& credentials = *state.credentials;
-  if (state.challenge->scheme == "basic") {
-    if (credentials.username.empty()) return done(std::optional<std::string>());
-    return done("Basic " + base64_encode(credentials.username + ":" + credentials.password));
-  }
-  if (!credentials.registry_token.empty()) return done("Bearer " + credentials.registry_token);
-  const auto key = util::join(scopes, " ");
-  auto it = state.tokens.find(key);
-  // A push's token serves the reads and writes that follow it (a 401 still refreshes).
-  if (it == state.tokens.end()) it = std::ranges::find_if(state.tokens, [&](const auto& t) { return token_covers(t.first, scopes); });
-  if (!refresh && it != state.tokens.end() && std::chrono::steady_clock::now() < it->second.expires) {
-    return done("Bearer " + it->second.value);
-  }
-  const auto realm = state.challenge->param("realm");
-  const bool registry_plain = state.base_url.starts_with("http://");
-  if (!realm.starts_with("https://") && !(realm.starts_with("http://") && registry_plain)) {
-    return done(fail("failed to get a registry token: the realm \"{}\" is not an https URL", realm));
-  }
-  Request request;
-  const auto service = state.challenge->param("service");
-  if (!credentials.identity_token.empty()) {
-    request.method = Method::post;
-    request.url = realm;
-    request.headers.push_back("Content-Type: application/x-www-form-urlencoded");
-    request.body = fmt::format("grant_type=refresh_token&client_id=hwimg&refresh_token={}&service={}&scope={}",
-                               url_encode(credentials.identity_token), url_encode(service), url_encode(key));
-  } else {
-    request.url = realm + (realm.find('?') == std::string::npos ? "?" : "&") + "service=" + url_encode(service);
-    for (const auto& scope : scopes) request.url += "&scope=" + url_encode(scope);
-    if (!credentials.username.empty()) {
-      request.headers.push_back("Authorization: Basic " +
-                                base64_encode(credentials.username + ":" + credentials.password));
-    }
-  }
-  send(std::move(request), Retry::safe, 0, [&state, key, done = std::move(done)](Response r) {
-    if (!r.ok() || r.status != 200) {
-      if (r.ok() && (r.status == 401 || r.status == 403)) {
-        return done(fail("failed to get a registry token: the token service rejected the credentials ({})",
-                         describe(r)));
-      }
-      return done(fail("failed to get a registry token: {}", describe(r)));
-    }
-    const auto body = util::json::parse_object(r.body).value_or(util::json::Json::object());
-    auto token = body.value("access_token", std::string());
-    if (token.empty()) token = body.value("token", std::string());
-    if (token.empty()) return done(fail("failed to get a registry token: the answer holds no token"));
-    auto lifetime = std::chrono::seconds(body.value("expires_in", std::int64_t{0}));
-    lifetime = std::max<std::chrono::seconds>(lifetime, min_token_lifetime);
-    state.tokens[key] = Token{token, std::chrono::steady_clock::now() + lifetime - token_margin};
-    done("Bearer " + token);
-  });
-}
-
 bool Session::answered_before(const std::string& registry) const {
   const auto it = m_registries.find(registry);
   return it != m_registries.end() && it->second.answered;
-}
-
-void Session::use_credentials(const std::string& registry, Credentials credentials) {
-  m_credential_overrides[registry] = std::move(credentials);
-}
-
-Result<void> Session::authorize(const std::string& registry, const Scopes& scopes) {
-  HWIMG_TRY(connect(registry, Probe::ping));
-  std::optional<Result<std::optional<std::string>>> out;
-  with_authorization(m_registries.at(registry), scopes, false, [&out](auto r) { out = std::move(r); });
-  HWIMG_TRY(m_transport.run());
-  HWIMG_TRY(*out);
-  // Basic credentials are checked once here, so parallel requests do not all fail with them.
-  const auto& challenge = m_registries.at(registry).challenge;
-  if (challenge && challenge->scheme == "basic" && !m_registries.at(registry).credentials_accepted) {
-    HWIMG_TRY_ASSIGN(const auto check, exchange_now(registry, Request{Method::get, "/v2/"}, scopes, Retry::safe));
-    if (!check.ok() || check.status != 200) return fail("failed to connect to {}: {}", registry, describe(check));
-  }
-  return {};
 }
 
 void Session::exchange(const std::string& registry, Request request, Scopes scopes, Retry retry, ExchangeDone done,
@@ -357,7 +236,8 @@ void Session::attempt(const std::string& registry, Request request, Scopes scope
     if (*header) sent.headers.push_back("Authorization: " + **header);
     send(std::move(sent), state.scheme_known ? retry : Retry::never, 0,
          [this, &state, registry, request = std::move(request), scopes = std::move(scopes), retry, reauthenticated,
-          authorization, authorized = header->has_value(), done = std::move(done)](Response r) mutable {
+          authorization, authorized = header->has_value(), preemptive = header->has_value() && !state.challenge,
+          done = std::move(done)](Response r) mutable {
       if (switch_scheme(state, r)) {
         return attempt(registry, std::move(request), std::move(scopes), retry, reauthenticated, std::move(done),
                        authorization);
@@ -365,17 +245,27 @@ void Session::attempt(const std::string& registry, Request request, Scopes scope
       // A 401 from where a redirect led (blob storage on another host) is not the registry's: its
       // challenge is never answered with the registry's credentials.
       if (r.ok() && r.status == 401 && !same_origin(r.url, state.base_url)) return done(std::move(r));
-      if (r.ok() && r.status != 401 && authorized) state.credentials_accepted = true;
+      if (r.ok() && r.status != 401 && authorized) {
+        state.credentials_accepted = true;
+        if (!state.challenge) accepted_preemptively(state);
+      }
       if (r.ok() && r.status == 401) {
-        if (reauthenticated && authorization == Authorization::session_or_challenge) return done(std::move(r));
-        if (reauthenticated) return done(fail("{}", auth_failure(registry, r)));
-        if (auto learned = learn_challenge(state, registry, r); !learned) return done(std::unexpected(learned.error()));
-        for (const auto& value : r.header_values("www-authenticate")) {
-          for (const auto& c : parse_challenges(value)) {
-            if (c.scheme == "bearer") scopes = merge_scopes(scopes, split_scopes(c.param("scope")));
+        if (!reauthenticated) {
+          if (auto learned = learn_challenge(state, registry, r); !learned) return done(std::unexpected(learned.error()));
+          // Basic credentials sent before the challenge were these: asking again would only be
+          // refused again.
+          if (!(preemptive && state.challenge->scheme == "basic")) {
+            for (const auto& value : r.header_values("www-authenticate")) {
+              for (const auto& c : parse_challenges(value)) {
+                if (c.scheme == "bearer") scopes = merge_scopes(scopes, split_scopes(c.param("scope")));
+              }
+            }
+            return attempt(registry, std::move(request), std::move(scopes), retry, true, std::move(done),
+                           authorization);
           }
         }
-        return attempt(registry, std::move(request), std::move(scopes), retry, true, std::move(done), authorization);
+        if (authorization == Authorization::session_or_challenge) return done(std::move(r));
+        return done(fail("{}", auth_failure(registry, r)));
       }
       done(std::move(r));
     });

@@ -80,6 +80,7 @@ private:
     std::chrono::steady_clock::time_point expires;
   };
   struct RegistryState {
+    std::string name;       // as the user wrote it (the key of its credentials)
     std::string authority;  // host[:port] the requests go to
     std::string base_url;
     bool scheme_known = false;  // an answer came back on base_url's scheme
@@ -106,6 +107,14 @@ private:
   void attempt_as_given(const std::string& registry, Request request, Retry retry, ExchangeDone done);
   [[nodiscard]] Result<void> learn_challenge(RegistryState& state, const std::string& registry,
                                              const Response& response);
+  // The credentials for the registry (an override, else the Docker configuration), looked up once.
+  [[nodiscard]] Result<const Credentials*> known_credentials(RegistryState& state);
+  // "Basic ..." for the first request to a registry whose stored credentials are a username and
+  // password: a registry that takes them answers at once, saving the round trip of a 401; one that
+  // wants a token answers 401 with its challenge, as it would have anyway.
+  [[nodiscard]] std::optional<std::string> preemptive_basic(RegistryState& state);
+  // Credentials sent before a challenge were taken: keep sending them (as Basic).
+  static void accepted_preemptively(RegistryState& state);
   [[nodiscard]] std::string auth_failure(const std::string& registry, const Response& response) const;
 
   ClientOptions m_options;

@@ -1,0 +1,164 @@
+// The session's authentication: credentials sent before the registry asks (Basic, where stored),
+// challenges learned from a 401, bearer tokens fetched and cached per scope.
+
+#include <algorithm>
+
+#include "hwimg/registry/detail/session.hpp"
+#include "hwimg/util/strings.hpp"
+#include "hwimg/util/detail/json_reader.hpp"
+
+namespace hwimg::registry {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto min_token_lifetime = 60s;
+constexpr auto token_margin = 5s;
+
+// Whether a token asked for `granted` (space-joined scopes) was asked for every one of `wanted`,
+// a repository's "pull,push" standing for its "pull" and "push" too.
+bool token_covers(std::string_view granted, const Scopes& wanted) {
+  const auto have = util::split(granted, ' ');
+  return std::ranges::all_of(wanted, [&](const std::string& scope) {
+    if (std::ranges::find(have, scope) != have.end()) return true;
+    const auto colon = scope.rfind(':');
+    return colon != std::string::npos &&
+           std::ranges::find(have, scope.substr(0, colon) + ":pull,push") != have.end();
+  });
+}
+
+}  // namespace
+
+Result<const Credentials*> Session::known_credentials(RegistryState& state) {
+  if (const auto it = m_credential_overrides.find(state.name); it != m_credential_overrides.end()) {
+    state.credentials = it->second;
+  }
+  if (!state.credentials) {
+    warn_if_readable_by_others(m_options.docker_config_dir, *m_options.output);
+    HWIMG_TRY_ASSIGN(const auto credentials,
+                     lookup_credentials(m_options.docker_config_dir, state.name, m_options.docker_auth_config));
+    state.credentials = credentials.value_or(Credentials{});
+  }
+  return &*state.credentials;
+}
+
+std::optional<std::string> Session::preemptive_basic(RegistryState& state) {
+  // Only before the registry said how it authenticates: a 401 then teaches the challenge as usual.
+  if (state.challenge || state.answered) return std::nullopt;
+  const auto credentials = known_credentials(state);
+  // A lookup that failed (a broken credential helper) is reported if the registry asks for them.
+  if (!credentials || (*credentials)->username.empty()) return std::nullopt;
+  return "Basic " + base64_encode((*credentials)->username + ":" + (*credentials)->password);
+}
+
+void Session::accepted_preemptively(RegistryState& state) {
+  state.credentials_accepted = true;
+  if (!state.challenge) state.challenge = Challenge{"basic", {}};
+}
+
+Result<void> Session::learn_challenge(RegistryState& state, const std::string& registry, const Response& response) {
+  std::optional<Challenge> basic;
+  std::optional<Challenge> bearer;
+  for (const auto& value : response.header_values("www-authenticate")) {
+    for (auto& c : parse_challenges(value)) {
+      if (c.scheme == "bearer" && !bearer) bearer = std::move(c);
+      else if (c.scheme == "basic" && !basic) basic = std::move(c);
+    }
+  }
+  state.challenge = bearer ? bearer : basic;
+  if (!state.challenge) {
+    return fail("failed to authenticate to {}: HTTP 401 without a Basic or Bearer challenge", registry);
+  }
+  HWIMG_TRY(known_credentials(state));
+  return {};
+}
+
+std::string Session::auth_failure(const std::string& registry, const Response& response) const {
+  const auto it = m_registries.find(registry);
+  const bool have = it != m_registries.end() && it->second.credentials &&
+                    (!it->second.credentials->username.empty() || !it->second.credentials->identity_token.empty() ||
+                     !it->second.credentials->registry_token.empty());
+  if (!have) {
+    return fmt::format("failed to authenticate to {}: the registry requires credentials and none are configured "
+                       "(run: hwimg login {})", registry, registry);
+  }
+  return fmt::format("failed to authenticate to {}: the registry rejected the configured credentials ({}); "
+                     "check them with: hwimg login {}", registry, describe(response), registry);
+}
+
+void Session::with_authorization(RegistryState& state, const Scopes& scopes, bool refresh,
+                                 std::function<void(Result<std::optional<std::string>>)> done) {
+  if (!state.challenge) return done(preemptive_basic(state));
+  const auto& credentials = *state.credentials;
+  if (state.challenge->scheme == "basic") {
+    if (credentials.username.empty()) return done(std::optional<std::string>());
+    return done("Basic " + base64_encode(credentials.username + ":" + credentials.password));
+  }
+  if (!credentials.registry_token.empty()) return done("Bearer " + credentials.registry_token);
+  const auto key = util::join(scopes, " ");
+  auto it = state.tokens.find(key);
+  // A push's token serves the reads and writes that follow it (a 401 still refreshes).
+  if (it == state.tokens.end()) it = std::ranges::find_if(state.tokens, [&](const auto& t) { return token_covers(t.first, scopes); });
+  if (!refresh && it != state.tokens.end() && std::chrono::steady_clock::now() < it->second.expires) {
+    return done("Bearer " + it->second.value);
+  }
+  const auto realm = state.challenge->param("realm");
+  const bool registry_plain = state.base_url.starts_with("http://");
+  if (!realm.starts_with("https://") && !(realm.starts_with("http://") && registry_plain)) {
+    return done(fail("failed to get a registry token: the realm \"{}\" is not an https URL", realm));
+  }
+  Request request;
+  const auto service = state.challenge->param("service");
+  if (!credentials.identity_token.empty()) {
+    request.method = Method::post;
+    request.url = realm;
+    request.headers.push_back("Content-Type: application/x-www-form-urlencoded");
+    request.body = fmt::format("grant_type=refresh_token&client_id=hwimg&refresh_token={}&service={}&scope={}",
+                               url_encode(credentials.identity_token), url_encode(service), url_encode(key));
+  } else {
+    request.url = realm + (realm.find('?') == std::string::npos ? "?" : "&") + "service=" + url_encode(service);
+    for (const auto& scope : scopes) request.url += "&scope=" + url_encode(scope);
+    if (!credentials.username.empty()) {
+      request.headers.push_back("Authorization: Basic " +
+                                base64_encode(credentials.username + ":" + credentials.password));
+    }
+  }
+  send(std::move(request), Retry::safe, 0, [&state, key, done = std::move(done)](Response r) {
+    if (!r.ok() || r.status != 200) {
+      if (r.ok() && (r.status == 401 || r.status == 403)) {
+        return done(fail("failed to get a registry token: the token service rejected the credentials ({})",
+                         describe(r)));
+      }
+      return done(fail("failed to get a registry token: {}", describe(r)));
+    }
+    const auto body = util::json::parse_object(r.body).value_or(util::json::Json::object());
+    auto token = body.value("access_token", std::string());
+    if (token.empty()) token = body.value("token", std::string());
+    if (token.empty()) return done(fail("failed to get a registry token: the answer holds no token"));
+    auto lifetime = std::chrono::seconds(body.value("expires_in", std::int64_t{0}));
+    lifetime = std::max<std::chrono::seconds>(lifetime, min_token_lifetime);
+    state.tokens[key] = Token{token, std::chrono::steady_clock::now() + lifetime - token_margin};
+    done("Bearer " + token);
+  });
+}
+
+void Session::use_credentials(const std::string& registry, Credentials credentials) {
+  m_credential_overrides[registry] = std::move(credentials);
+}
+
+Result<void> Session::authorize(const std::string& registry, const Scopes& scopes) {
+  HWIMG_TRY(connect(registry, Probe::ping));
+  std::optional<Result<std::optional<std::string>>> out;
+  with_authorization(m_registries.at(registry), scopes, false, [&out](auto r) { out = std::move(r); });
+  HWIMG_TRY(m_transport.run());
+  HWIMG_TRY(*out);
+  // Basic credentials are checked once here, so parallel requests do not all fail with them.
+  const auto& challenge = m_registries.at(registry).challenge;
+  if (challenge && challenge->scheme == "basic" && !m_registries.at(registry).credentials_accepted) {
+    HWIMG_TRY_ASSIGN(const auto check, exchange_now(registry, Request{Method::get, "/v2/"}, scopes, Retry::safe));
+    if (!check.ok() || check.status != 200) return fail("failed to connect to {}: {}", registry, describe(check));
+  }
+  return {};
+}
+
+}  // namespace hwimg::registry
