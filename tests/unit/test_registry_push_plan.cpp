@@ -170,3 +170,46 @@ TEST_CASE("a push plan takes along the referrers the layout lists for its manife
   CHECK(plan->referrers[0].descriptor.artifact_type == "application/vnd.example.signature");
   CHECK(plan->blobs.size() == 9);  // the image's seven, the signature's config and payload
 }
+
+TEST_CASE("a push plan from documents read elsewhere (a copy): the root last, the variants with their tags") {
+  oci::Manifest manifest;
+  manifest.config = {std::string(oci::media_type::config), oci::Digest::sha256_of("config"), 6, {}, {}, {}};
+  manifest.layers = {{std::string(oci::media_type::layer_gzip), oci::Digest::sha256_of("layer"), 5, {}, {}, {}}};
+  const auto manifest_bytes = oci::to_json(manifest);
+  const oci::Descriptor variant{std::string(oci::media_type::manifest), oci::Digest::sha256_of(manifest_bytes),
+                                static_cast<std::int64_t>(manifest_bytes.size()), {}, {}, {}};
+  oci::Index index;
+  index.manifests = {variant};
+  const auto index_bytes = oci::to_json(index);
+  const oci::Descriptor root{std::string(oci::media_type::index), oci::Digest::sha256_of(index_bytes),
+                             static_cast<std::int64_t>(index_bytes.size()), {}, {}, {}};
+
+  SUBCASE("an index and its variants") {
+    auto plan = PushPlan::from_documents("copy src", {root, index_bytes, "1.0"}, {{variant, manifest_bytes, "1.0-a"}});
+    REQUIRE_MESSAGE(plan, plan.error().message);
+    CHECK(plan->root.tag == "1.0");
+    CHECK(plan->root.descriptor.digest == root.digest);
+    REQUIRE(plan->manifests.size() == 1);
+    CHECK(plan->manifests[0].tag == "1.0-a");
+    CHECK(plan->blobs.size() == 2);
+  }
+  SUBCASE("a single image: the root is the manifest, no variants") {
+    auto plan = PushPlan::from_documents("copy src", {variant, manifest_bytes, "1.0"}, {});
+    REQUIRE_MESSAGE(plan, plan.error().message);
+    CHECK(plan->root.tag == "1.0");
+    CHECK(plan->manifests.empty());
+    CHECK(plan->blobs.size() == 2);
+  }
+  SUBCASE("a nested index is refused, saying what was being done") {
+    oci::Index outer;
+    outer.manifests = {root};
+    const auto outer_bytes = oci::to_json(outer);
+    const oci::Descriptor outer_root{std::string(oci::media_type::index), oci::Digest::sha256_of(outer_bytes),
+                                     static_cast<std::int64_t>(outer_bytes.size()), {}, {}, {}};
+    const auto plan = PushPlan::from_documents("copy src", {outer_root, outer_bytes, "1.0"}, {});
+    REQUIRE_FALSE(plan);
+    CHECK(plan.error().message ==
+          fmt::format("failed to copy src: index entry {} has media type \"{}\" (nested indexes are not supported)",
+                      root.digest.str(), oci::media_type::index));
+  }
+}

@@ -17,42 +17,31 @@ namespace {
 Result<registry::PushPlan> plan_copy(image::ImageReader& reader, const oci::Descriptor& root,
                                      const std::vector<select::Candidate>& candidates,
                                      const std::vector<std::size_t>& kept, const std::string& tag) {
-  registry::PushPlan plan;
+  const auto what = "copy " + reader.name();
   HWIMG_TRY_ASSIGN(auto root_bytes, reader.read(root));
-  if (oci::media_type::is_manifest(root.media_type)) {
-    plan.root = {root, root_bytes, tag};
-    HWIMG_TRY(plan.add_manifest({root, std::move(root_bytes), ""}));
-    plan.manifests.clear();
+  if (!oci::media_type::is_index(root.media_type)) {
+    HWIMG_TRY_ASSIGN(auto plan, registry::PushPlan::from_documents(what, {root, std::move(root_bytes), tag}, {}));
     plan.order_blobs();
     return plan;
-  }
-  HWIMG_TRY_ASSIGN(auto index, with_context(oci::parse_index(root_bytes), "failed to read index " + root.digest.str()));
-  for (const auto& entry : index.manifests) {
-    if (!oci::media_type::is_manifest(entry.media_type)) {
-      return fail("failed to copy {}: index entry {} has media type \"{}\" (nested indexes are not supported)",
-                  reader.name(), entry.digest.str(), entry.media_type);
-    }
   }
   std::vector<oci::Descriptor> wanted;
   for (const auto position : kept) wanted.push_back(candidates[position].descriptor);
   HWIMG_TRY_ASSIGN(auto manifests, reader.read_all(wanted));
+  std::vector<registry::PlannedManifest> variants;
   for (std::size_t i = 0; i < kept.size(); ++i) {
-    const auto& candidate = candidates[kept[i]];
-    const auto id = select::variant_id(candidate);
-    HWIMG_TRY(plan.add_manifest({candidate.descriptor, std::move(manifests[i]), id.empty() ? "" : tag + "-" + id}));
+    const auto id = select::variant_id(candidates[kept[i]]);
+    variants.push_back({wanted[i], std::move(manifests[i]), id.empty() ? "" : tag + "-" + id});
   }
-  if (kept.size() == candidates.size()) {
-    plan.root = {root, std::move(root_bytes), tag};  // unchanged bytes, unchanged digest
-  } else {
-    index.manifests.clear();
-    for (const auto position : kept) index.manifests.push_back(candidates[position].descriptor);
-    const auto bytes = oci::to_json(index);
-    oci::Descriptor rewritten;
-    rewritten.media_type = root.media_type;
-    rewritten.digest = oci::Digest::sha256_of(bytes);
-    rewritten.size = static_cast<std::int64_t>(bytes.size());
-    plan.root = {rewritten, bytes, tag};
+  registry::PlannedManifest planned_root{root, std::move(root_bytes), tag};  // unchanged bytes, unchanged digest
+  if (kept.size() != candidates.size()) {
+    HWIMG_TRY_ASSIGN(auto index, with_context(oci::parse_index(planned_root.bytes),
+                                              "failed to read index " + root.digest.str()));
+    index.manifests = wanted;
+    planned_root.bytes = oci::to_json(index);
+    planned_root.descriptor = {root.media_type, oci::Digest::sha256_of(planned_root.bytes),
+                               static_cast<std::int64_t>(planned_root.bytes.size()), {}, {}, {}};
   }
+  HWIMG_TRY_ASSIGN(auto plan, registry::PushPlan::from_documents(what, std::move(planned_root), std::move(variants)));
   plan.order_blobs();
   return plan;
 }

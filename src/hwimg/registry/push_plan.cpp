@@ -57,29 +57,48 @@ void PushPlan::order_blobs() {
                    [](const oci::Descriptor& a, const oci::Descriptor& b) { return a.size > b.size; });
 }
 
+Result<PushPlan> PushPlan::from_documents(std::string_view what, PlannedManifest root,
+                                          std::vector<PlannedManifest> variants) {
+  PushPlan plan;
+  if (oci::media_type::is_manifest(root.descriptor.media_type)) {
+    plan.root = root;
+    root.tag.clear();
+    HWIMG_TRY(plan.add_manifest(std::move(root)));
+    plan.manifests.clear();
+    return plan;
+  }
+  if (!oci::media_type::is_index(root.descriptor.media_type)) {
+    return fail("failed to {}: its root has media type \"{}\", not a manifest or index", what,
+                root.descriptor.media_type);
+  }
+  HWIMG_TRY_ASSIGN(const auto index,
+                   with_context(oci::parse_index(root.bytes), "failed to read index " + root.descriptor.digest.str()));
+  for (const auto& entry : index.manifests) {
+    if (!oci::media_type::is_manifest(entry.media_type)) {
+      return fail("failed to {}: index entry {} has media type \"{}\" (nested indexes are not supported)", what,
+                  entry.digest.str(), entry.media_type);
+    }
+  }
+  plan.root = std::move(root);
+  for (auto& variant : variants) HWIMG_TRY(plan.add_manifest(std::move(variant)));
+  return plan;
+}
+
 Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_view tag,
                            std::string_view destination_tag, const std::set<oci::Digest>& external) {
   HWIMG_TRY_ASSIGN(const auto layout, oci::Layout::open(layout_dir));
   HWIMG_TRY_ASSIGN(const auto root, layout.resolve(tag));
   HWIMG_TRY_ASSIGN(const auto index_json, layout.read_index_json());
-
-  PushPlan plan;
-  plan.layout = layout_dir;
+  const auto what = "plan the push of " + layout_dir.string();
   HWIMG_TRY_ASSIGN(auto root_bytes, layout.read_blob(root));
-  plan.root = PlannedManifest{root, root_bytes, std::string(destination_tag)};
-  if (oci::media_type::is_manifest(root.media_type)) {
-    HWIMG_TRY(plan.add_manifest({root, std::move(root_bytes), ""}));
-    plan.manifests.clear();
-  } else if (oci::media_type::is_index(root.media_type)) {
+  std::vector<PlannedManifest> variants;
+  if (oci::media_type::is_index(root.media_type)) {
     HWIMG_TRY_ASSIGN(const auto index,
-                     with_context(oci::parse_index(plan.root.bytes), "failed to read index " + root.digest.str()));
+                     with_context(oci::parse_index(root_bytes), "failed to read index " + root.digest.str()));
+    const std::string prefix = std::string(tag) + "-";
     for (const auto& child : index.manifests) {
-      if (!oci::media_type::is_manifest(child.media_type)) {
-        return fail("failed to plan the push of {}: index entry {} has media type \"{}\" (nested indexes are not "
-                    "supported)", layout_dir.string(), child.digest.str(), child.media_type);
-      }
+      if (!oci::media_type::is_manifest(child.media_type)) break;  // from_documents says why
       std::string dest;
-      const std::string prefix = std::string(tag) + "-";
       for (const auto& d : index_json.manifests) {
         const auto name = d.ref_name();
         if (!tag.empty() && d.digest == child.digest && name && name->starts_with(prefix)) {
@@ -88,12 +107,14 @@ Result<PushPlan> plan_push(const std::filesystem::path& layout_dir, std::string_
         }
       }
       HWIMG_TRY_ASSIGN(auto bytes, layout.read_blob(child));
-      HWIMG_TRY(plan.add_manifest({child, std::move(bytes), std::move(dest)}));
+      variants.push_back({child, std::move(bytes), std::move(dest)});
     }
-  } else {
-    return fail("failed to plan the push of {}: \"{}\" has media type \"{}\", not a manifest or index",
-                layout_dir.string(), tag, root.media_type);
+  } else if (!oci::media_type::is_manifest(root.media_type)) {
+    return fail("failed to {}: \"{}\" has media type \"{}\", not a manifest or index", what, tag, root.media_type);
   }
+  HWIMG_TRY_ASSIGN(auto plan, PushPlan::from_documents(what, {root, std::move(root_bytes), std::string(destination_tag)},
+                                                       std::move(variants)));
+  plan.layout = layout_dir;
   // Referrers the layout keeps (a copy brought signatures or SBOMs along) go up with the image.
   std::vector<oci::Digest> subjects{root.digest};
   for (const auto& manifest : plan.manifests) subjects.push_back(manifest.descriptor.digest);

@@ -45,6 +45,13 @@ struct PushPlan {
   void add_inline_blob(std::string bytes);
   // Orders `blobs` largest first, so the long uploads start first.
   void order_blobs();
+
+  // A plan from documents already read: the root (an index, or a single image's manifest) and, for
+  // an index, the variant manifests that go with it (with their tags). `what` says what is done
+  // in errors ("copy REF", "plan the push of DIR"); an index entry that is not an image manifest
+  // is refused (nested indexes are not supported).
+  [[nodiscard]] static Result<PushPlan> from_documents(std::string_view what, PlannedManifest root,
+                                                       std::vector<PlannedManifest> variants);
 };
 
 // Reads `oci:layout_dir:tag`. `destination_tag` names the root on the registry; each variant
