@@ -70,6 +70,11 @@ public:
   Result<PushSummary> run();
 
 private:
+  // The jobs of the plan's blobs, each with where it may be mounted from; the repositories mounted
+  // from (whose pull scope the token needs).
+  std::set<std::string> make_jobs();
+  // The first phase: blob checks, mounts and uploads, manifest and referrers-tag checks.
+  void start_checks();
   // The phases' common parts: push.cpp.
   std::string blob_url(const oci::Digest& digest) const;
   Result<void> finish_phase();
