@@ -22,17 +22,22 @@ std::string Pusher::referrers_tag_url(const SubjectReferrers& group) const {
   return fmt::format("/v2/{}/manifests/{}", m_destination.repository, referrers_tag(group.subject));
 }
 
-// What the subject's referrers tag lists: those referrers need no put. Any failure here only
-// means they are put again, which changes nothing. The lookups run in the checks' round, for
-// every subject.
+// What the subject's referrers tag lists: those referrers need no put, and the rest are added to
+// that index when it is written. Any failure here only means the tag is read again before that.
+// The lookups run in the checks' round, for every subject.
 void Pusher::check_referrers(SubjectReferrers& group) {
   Request request{Method::get, referrers_tag_url(group)};
   request.headers.push_back(manifest_accept_header());
   exchange(std::move(request), Retry::safe, [&group](Response r) {
-    if (!r.ok() || r.status != 200) return;
-    if (const auto index = oci::parse_index(r.body)) {
-      for (const auto& d : index->manifests) group.listed.insert(d.digest);
+    if (!r.ok() || (r.status != 200 && r.status != 404)) return;
+    if (r.status == 404) {
+      group.tag_index = oci::Index{};
+      return;
     }
+    auto index = read_referrers_index(r.header("content-type").value_or(""), r.body);
+    if (!index) return;
+    for (const auto& d : index->manifests) group.listed.insert(d.digest);
+    group.tag_index = std::move(*index);
   });
 }
 
@@ -58,30 +63,39 @@ void Pusher::referrer_stored(SubjectReferrers& group, const PlannedManifest& ref
   start_manifests();
 }
 
-// Read again just before the write: another pusher may have listed its own referrers since.
+// Written beside the root from the index the checks read: a registry must take a referrer before
+// its subject, so the tag can name the referrers once they are stored. Another pusher adding its
+// own referrers to the same tag since the checks would lose them (docs/nfd.md#referrers). Where the
+// checks could not read it, the tag is read first.
 void Pusher::list_referrers(SubjectReferrers& group) {
-  const auto failed = [this, &group](const std::string& why) {
-    referrer_failed(fmt::format("failed to list the referrers of {} under {}: {}", group.subject.str(),
-                                referrers_tag(group.subject), why));
-  };
+  if (group.tag_index) return write_referrers_tag(group, *group.tag_index);
   Request request{Method::get, referrers_tag_url(group)};
   request.headers.push_back(manifest_accept_header());
-  exchange(std::move(request), Retry::safe, [this, &group, failed](Response r) {
-    if (!r.ok() || (r.status != 200 && r.status != 404)) return failed(describe(r));
+  exchange(std::move(request), Retry::safe, [this, &group](Response r) {
+    if (!r.ok() || (r.status != 200 && r.status != 404)) return referrers_tag_failed(group, describe(r));
     oci::Index index;
     if (r.status == 200) {
       auto read = read_referrers_index(r.header("content-type").value_or(""), r.body);
-      if (!read) return failed(read.error().message);
+      if (!read) return referrers_tag_failed(group, read.error().message);
       index = std::move(*read);
     }
-    if (!add_referrers(index, group.to_list)) return;
-    Request put{Method::put, referrers_tag_url(group)};
-    put.headers.push_back(fmt::format("Content-Type: {}", oci::media_type::index));
-    put.body = oci::to_json(index);
-    exchange(std::move(put), Retry::safe, [failed](Response done) {
-      if (!done.ok() || done.status != 201) failed(describe(done));
-    });
+    write_referrers_tag(group, std::move(index));
   });
+}
+
+void Pusher::write_referrers_tag(SubjectReferrers& group, oci::Index index) {
+  if (!add_referrers(index, group.to_list)) return;
+  Request put{Method::put, referrers_tag_url(group)};
+  put.headers.push_back(fmt::format("Content-Type: {}", oci::media_type::index));
+  put.body = oci::to_json(index);
+  exchange(std::move(put), Retry::safe, [this, &group](Response done) {
+    if (!done.ok() || done.status != 201) referrers_tag_failed(group, describe(done));
+  });
+}
+
+void Pusher::referrers_tag_failed(const SubjectReferrers& group, const std::string& why) {
+  referrer_failed(fmt::format("failed to list the referrers of {} under {}: {}", group.subject.str(),
+                              referrers_tag(group.subject), why));
 }
 
 }  // namespace hwimg::registry

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hwimg/oci/digest.hpp"
+#include "hwimg/oci/documents.hpp"
 #include "hwimg/registry/client.hpp"
 #include "hwimg/registry/detail/blob_locations.hpp"
 #include "hwimg/registry/detail/relay.hpp"
@@ -23,8 +24,11 @@ namespace hwimg::registry {
 
 // Mount sources beyond this many repositories are not worth a larger token scope.
 inline constexpr std::size_t max_mount_sources = 4;
-// Manifests are small: more of them go at once than uploads.
-inline constexpr unsigned manifest_parallelism = 16;
+// Manifests (and small blobs and mounts) are small: many go at once, as streams of one HTTP/2
+// connection (Go's HTTP/2 server, distribution's, takes 250 at once; libcurl queues what its
+// connection limit does not take on HTTP/1.1). 16 cost a 16-variant push (32 manifests with the NFD
+// artifacts, 33 small blobs) two or three extra round trips.
+inline constexpr unsigned manifest_parallelism = 64;
 // Mounts and blobs this small move (almost) no bytes: they go at once like manifests, beside the -j
 // slots of the real uploads, which only bound bandwidth.
 inline constexpr std::int64_t small_blob_size = 1 << 20;
@@ -57,6 +61,9 @@ struct SubjectReferrers {
   std::vector<const PlannedManifest*> referrers;
   std::set<oci::Digest> listed;          // in the referrers tag's index when the push began
   std::vector<oci::Descriptor> to_list;  // put, and answered without OCI-Subject
+  // The referrers tag's index as the checks read it (empty where the tag did not exist); nullopt
+  // when that read failed, and the tag is read again before it is written.
+  std::optional<oci::Index> tag_index;
 };
 
 class Pusher {
@@ -113,6 +120,8 @@ private:
   void referrer_failed(std::string why) { m_summary.referrer_failures.push_back(std::move(why)); }
   void referrer_stored(SubjectReferrers& group, const PlannedManifest& referrer, const Response& r);
   void list_referrers(SubjectReferrers& group);
+  void write_referrers_tag(SubjectReferrers& group, oci::Index index);
+  void referrers_tag_failed(const SubjectReferrers& group, const std::string& why);
 
   // Progress on a terminal: push.cpp.
   void show_progress();
