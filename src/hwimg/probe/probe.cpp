@@ -18,7 +18,7 @@
 #include "hwimg/probe/overrides.hpp"
 #include "hwimg/probe/x86_cpuid.hpp"
 #include "hwimg/util/files.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::probe {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "hwimg/image/registry_reader.hpp"
 #include "hwimg/oci/digest.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::serve {
 namespace {
