@@ -5,10 +5,7 @@
 // straight to a registry) not fetched at all.
 
 #include <filesystem>
-#include <future>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +16,7 @@
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/registry/client.hpp"
+#include "hwimg/util/single_flight.hpp"
 
 namespace hwimg::build {
 
@@ -67,10 +65,10 @@ private:
   std::filesystem::path m_recipe_directory;
   image::OpenOptions m_options;
   std::function<Result<image::BlobCache*>()> m_open_cache;
-  std::mutex m_mutex;
-  std::map<std::string, std::shared_future<Result<std::shared_ptr<const BaseImage>>>> m_bases;
-  std::map<std::string, std::shared_ptr<Source>> m_sources;
-  std::map<oci::Digest, std::shared_future<Result<std::vector<std::filesystem::path>>>> m_files;
+  // A build reports a base that failed once per variant on it, without asking its registry again.
+  util::SingleFlight<std::string, std::shared_ptr<const BaseImage>> m_bases{util::Keep::everything};
+  util::SingleFlight<std::string, std::shared_ptr<Source>> m_sources;
+  util::SingleFlight<oci::Digest, std::vector<std::filesystem::path>> m_files{util::Keep::everything};
 };
 
 // The entry of a multi-platform image for `platform`: same os and architecture; on amd64 the

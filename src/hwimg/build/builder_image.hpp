@@ -4,15 +4,14 @@
 // its root filesystem unpacked once per manifest digest and shared read-only by every variant.
 
 #include <filesystem>
-#include <future>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
+#include <variant>
 
 #include "hwimg/build/base_image.hpp"
 #include "hwimg/build/container_step.hpp"
 #include "hwimg/build/variant_builder.hpp"
+#include "hwimg/util/single_flight.hpp"
 
 namespace hwimg::build {
 
@@ -35,9 +34,9 @@ private:
   Result<ContainerRunner> runner();
 
   BaseResolver& m_images;
-  std::mutex m_mutex;
-  std::map<oci::Digest, std::shared_future<Result<std::filesystem::path>>> m_rootfs;
-  std::optional<std::shared_future<Result<ContainerRunner>>> m_runner;
+  // Every variant of a build fails alike on an image that would not unpack, or without runc and bwrap.
+  util::SingleFlight<oci::Digest, std::filesystem::path> m_rootfs{util::Keep::everything};
+  util::SingleFlight<std::monostate, ContainerRunner> m_runner{util::Keep::everything};
 };
 
 // This machine's platform as image indexes name it: linux/amd64 with the x86-64 level the CPU (and
