@@ -173,18 +173,6 @@ Result<std::vector<fs::path>> BaseResolver::layer_files(const BaseImage& base) {
   });
 }
 
-registry::ExternalBlobs BaseResolver::registry_layers() {
-  registry::ExternalBlobs layers;
-  for (const auto& base : m_bases.values()) {
-    if (base->role != ImageRole::base || !base->source || base->source->kind != image::SourceKind::registry) continue;
-    auto repository = base->source->registry;
-    repository.tag.clear();
-    repository.digest.reset();
-    for (const auto& layer : base->layers) layers.emplace(layer.digest, repository);
-  }
-  return layers;
-}
-
 Result<void> import_base_layers(const BaseImage& base, const std::vector<fs::path>& files, const oci::Layout& target) {
   // Layout blobs are the user's immutable files, shared as `cp -l` would; the cache's are hwimg's
   // own and may be rewritten, so a layout gets its own copy (a reflink where the filesystem can).

@@ -5,6 +5,7 @@
 // straight to a registry) not fetched at all.
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,7 +16,6 @@
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/layout.hpp"
-#include "hwimg/registry/client.hpp"
 #include "hwimg/util/single_flight.hpp"
 
 namespace hwimg::build {
@@ -53,8 +53,8 @@ public:
                                                                  const oci::Platform& platform, ImageRole role);
   // The files holding the base's layers, verified (layout) or fetched into the cache (registry).
   [[nodiscard]] Result<std::vector<std::filesystem::path>> layer_files(const BaseImage& base);
-  // Every layer of the registry bases resolved so far, and the repository holding it.
-  [[nodiscard]] registry::ExternalBlobs registry_layers();
+  // Every image resolved so far, in both roles.
+  [[nodiscard]] std::vector<std::shared_ptr<const BaseImage>> resolved() { return m_bases.values(); }
   // The user's blob cache, opened on first use.
   [[nodiscard]] Result<image::BlobCache*> cache() { return m_open_cache(); }
 

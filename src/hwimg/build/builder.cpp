@@ -8,11 +8,9 @@
 #include "hwimg/build/build_cache.hpp"
 #include "hwimg/build/builder_image.hpp"
 #include "hwimg/build/device_code_check.hpp"
-#include "hwimg/compat/artifact.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/recipe/variables.hpp"
-#include "hwimg/registry/client.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 #include "hwimg/util/thread_pool.hpp"
@@ -123,13 +121,7 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
 
 }  // namespace
 
-Result<BuildReport> build_recipe(const BuildRequest& given) {
-  auto request = given;
-  if (request.push && request.layout.empty()) {
-    // Straight to a registry: the variants' own blobs are staged in the cache (so a rerun reuses
-    // them), the bases' stay where they are.
-    request.layout = request.cache / "staging" / oci::Digest::sha256_of(request.push->name()).hex().substr(0, 16);
-  }
+Result<BuildReport> build_recipe(const BuildRequest& request) {
   if (auto valid = oci::validate_tag(request.tag); !valid) return fail_usage("{}", valid.error().message);
   HWIMG_TRY(check_compression_level(request.compression));
   HWIMG_TRY_ASSIGN(const auto recipe, recipe::load_recipe(request.recipe));
@@ -142,8 +134,7 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
   // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
   util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
   const BuildSettings settings{request.compression, request.source_date_epoch, request.verbosity, request.output,
-                               request.push && given.layout.empty() ? BaseLayers::left_in_registry
-                                                                    : BaseLayers::copied};
+                               request.base_layers};
   // Read once for the build cache; opened for writing (created, and cleaned of what killed writers
   // left) only when the first variant is ready to be written.
   const auto existing = oci::Layout::open(request.layout);
@@ -160,7 +151,7 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
   LayerMemo memo;
   std::mutex cache_mutex;
   std::unique_ptr<image::BlobCache> cache;
-  BaseResolver bases(recipe.directory(), {request.registry, {}}, [&]() -> Result<image::BlobCache*> {
+  BaseResolver bases(recipe.directory(), request.images, [&]() -> Result<image::BlobCache*> {
     std::lock_guard lock(cache_mutex);
     if (!cache) {
       HWIMG_TRY_ASSIGN(cache, image::BlobCache::open(request.cache, *request.output));
@@ -202,19 +193,7 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
                    with_context(write_index(target, request.tag, report.variants, index_annotations,
                                             request.only.empty() ? IndexMerge::replace : IndexMerge::keep_other_variants),
                                 "failed to write the image index"));
-  if (request.push) {
-    HWIMG_TRY_ASSIGN(auto client, registry::Client::create(request.registry));
-    auto external = bases.registry_layers();
-    if (settings.base_layers == BaseLayers::copied) {
-      // The layout holds the base layers too, but a mount within the target registry beats an upload.
-      std::erase_if(external, [&](const auto& entry) { return entry.second.registry != request.push->registry; });
-    }
-    std::set<oci::Digest> external_digests;
-    for (const auto& [digest, where] : external) external_digests.insert(digest);
-    HWIMG_TRY_ASSIGN(auto plan, registry::plan_push_to(request.layout, request.tag, *request.push, external_digests));
-    HWIMG_TRY_ASSIGN(report.pushed, compat::push_with_artifacts(client, std::move(plan), *request.push, external,
-                                                                request.compat, *request.output));
-  }
+  report.images = bases.resolved();
   return report;
 }
 
