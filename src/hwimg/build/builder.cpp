@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "hwimg/build/build_cache.hpp"
@@ -19,9 +18,8 @@ namespace hwimg::build {
 namespace {
 
 // Without a matrix a recipe builds one portable variant for this machine's architecture.
-Result<std::vector<matrix::Variant>> portable_variants() {
-  utsname name{};
-  const bool arm = ::uname(&name) == 0 && std::string_view(name.machine) == "aarch64";
+Result<std::vector<matrix::Variant>> portable_variants(const oci::Platform& host) {
+  const bool arm = host.architecture == "arm64";
   HWIMG_TRY_ASSIGN(auto variant, matrix::portable_variant(arm ? hw::CpuArch::arm64 : hw::CpuArch::amd64));
   return std::vector<matrix::Variant>{std::move(variant)};
 }
@@ -32,7 +30,7 @@ Result<std::vector<matrix::Variant>> expand_variants(const BuildRequest& request
     HWIMG_TRY_ASSIGN(const auto text, recipe::substitute(*recipe.matrix, {}));
     matrix_file = recipe.resolve(text);
   }
-  if (!matrix_file) return portable_variants();
+  if (!matrix_file) return portable_variants(request.host_platform);
   HWIMG_TRY_ASSIGN(auto expansion, matrix::load_matrix(*matrix_file, request.expand));
   for (const auto& warning : expansion.warnings) request.output->warning(warning);
   return std::move(expansion.variants);
@@ -158,7 +156,7 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
     }
     return cache.get();
   });
-  BuilderImages builders(bases);
+  BuilderImages builders(bases, request.host_platform);
   DeviceCodeCheck device_code;
   Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases,
               builders, device_code};

@@ -29,6 +29,9 @@ struct BuildRequest {
   // copied, or for a build straight to a registry (its layout a staging one) left_in_registry:
   // a registry base's layers are then skipped, mounted or relayed by the push, never stored here.
   BaseLayers base_layers = BaseLayers::copied;
+  // This machine's (host_platform): what builder images are resolved for, and the architecture of
+  // the portable variant a recipe without a matrix builds.
+  oci::Platform host_platform;
 };
 
 struct BuildReport {

@@ -9,19 +9,9 @@
 namespace hwimg::build {
 namespace fs = std::filesystem;
 
-oci::Platform host_platform() {
-#if defined(__x86_64__)
-  // libgcc's CPU detection, which also checks that the OS saves the AVX and AVX-512 state.
-  const char* level = __builtin_cpu_supports("x86-64-v4")   ? "v4"
-                      : __builtin_cpu_supports("x86-64-v3") ? "v3"
-                      : __builtin_cpu_supports("x86-64-v2") ? "v2"
-                                                            : "";
-  return {"linux", "amd64", level};
-#elif defined(__aarch64__)
-  return {"linux", "arm64", "v8"};
-#else
-#error "hwimg builds for amd64 and arm64 hosts"
-#endif
+oci::Platform host_platform(hw::CpuArch arch, std::optional<hw::X86Level> level) {
+  if (arch == hw::CpuArch::arm64) return {"linux", "arm64", "v8"};
+  return {"linux", "amd64", level ? hw::oci_variant(*level) : std::string()};
 }
 
 std::map<std::string, std::string> builder_environment(const std::vector<std::string>& image_env,
@@ -42,7 +32,7 @@ std::map<std::string, std::string> builder_environment(const std::vector<std::st
 Result<std::shared_ptr<const BaseImage>> BuilderImages::resolve(const VariantPlan& plan) {
   if (!plan.build || !plan.build->image) return std::shared_ptr<const BaseImage>();
   const auto& step = *plan.build;
-  const auto platform = host_platform();
+  const auto& platform = m_platform;
   HWIMG_TRY_ASSIGN(auto image,
                    with_context(m_images.resolve(*step.image, step.image_text, platform, ImageRole::builder),
                                 step.image_location.str()));

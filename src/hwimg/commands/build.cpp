@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "hwimg/build/base_image.hpp"
+#include "hwimg/build/builder_image.hpp"
 #include "hwimg/commands/environment.hpp"
 #include "hwimg/commands/registry_commands.hpp"
 #include "hwimg/registry/client.hpp"
@@ -55,6 +56,9 @@ Result<int> run_build(BuildArguments arguments) {
   request.expand.cuda_root = cuda_root();
   request.images.registry = client_options(arguments.registry, output);
   request.cache = arguments.cache.empty() ? cache_root() : arguments.cache;
+  HWIMG_TRY_ASSIGN(const auto probe, probe_options());
+  HWIMG_TRY_ASSIGN(const auto cpu, probe::probe_host_cpu(probe));
+  request.host_platform = build::host_platform(cpu.arch, cpu.level);
   std::optional<registry::Reference> push;
   if (!arguments.push.empty()) {
     auto destination = registry::parse_reference(arguments.push);

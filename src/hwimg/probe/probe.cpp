@@ -192,6 +192,12 @@ std::optional<NvidiaFacts> probe_nvidia(const ProbeOptions& options) {
   return facts;
 }
 
+Result<CpuFacts> probe_host_cpu(const ProbeOptions& options) {
+  auto cpu = probe_cpu(options);
+  if (options.cpu_level_override != nullptr) HWIMG_TRY(apply_cpu_level_override(cpu, *options.cpu_level_override));
+  return cpu;
+}
+
 Result<HostFacts> probe_host(const ProbeOptions& options) {
   HostFacts facts;
   facts.cpu = probe_cpu(options);
