@@ -117,50 +117,50 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
   return built;
 }
 
-}  // namespace
-
-Result<BuildReport> build_recipe(const BuildRequest& request) {
-  if (auto valid = oci::validate_tag(request.tag); !valid) return fail_usage("{}", valid.error().message);
-  HWIMG_TRY(check_compression_level(request.compression));
-  HWIMG_TRY_ASSIGN(const auto recipe, recipe::load_recipe(request.recipe));
-  HWIMG_TRY(recipe::check_variables(recipe));
+// The variants of the matrix (or the portable one) that --only keeps, their toolkits found.
+Result<std::vector<matrix::Variant>> variants_to_build(const BuildRequest& request, const recipe::Recipe& recipe) {
   HWIMG_TRY_ASSIGN(auto all_variants, expand_variants(request, recipe));
-  HWIMG_TRY_ASSIGN(const auto variants, select_variants(std::move(all_variants), request.only));
+  HWIMG_TRY_ASSIGN(auto variants, select_variants(std::move(all_variants), request.only));
   // A builder image brings its own toolkit.
   if (!recipe.build || !recipe.build->image) HWIMG_TRY(check_toolkits(variants));
+  return variants;
+}
 
-  // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
-  util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
-  const BuildSettings settings{request.compression, request.source_date_epoch, request.verbosity, request.output,
-                               request.base_layers};
-  // Read once for the build cache; opened for writing (created, and cleaned of what killed writers
-  // left) only when the first variant is ready to be written.
-  const auto existing = oci::Layout::open(request.layout);
-  std::mutex layout_mutex;
-  std::optional<oci::Layout> layout;
-  const LayoutProvider provide_layout = [&]() -> Result<oci::Layout> {
-    std::lock_guard lock(layout_mutex);
-    if (!layout) {
-      HWIMG_TRY_ASSIGN(layout, oci::Layout::open(request.layout, oci::OpenMode::create));
-    }
-    return *layout;
+// The layout, opened for writing (created, and cleaned of what killed writers left) by the first
+// call, so a build that fails before any variant is ready leaves nothing behind.
+LayoutProvider layout_on_first_use(const std::filesystem::path& directory) {
+  struct Opened {
+    std::mutex mutex;
+    std::optional<oci::Layout> layout;
   };
-
-  LayerMemo memo;
-  std::mutex cache_mutex;
-  std::unique_ptr<image::BlobCache> cache;
-  BaseResolver bases(recipe.directory(), request.images, [&]() -> Result<image::BlobCache*> {
-    std::lock_guard lock(cache_mutex);
-    if (!cache) {
-      HWIMG_TRY_ASSIGN(cache, image::BlobCache::open(request.cache, *request.output));
+  return [directory, opened = std::make_shared<Opened>()]() -> Result<oci::Layout> {
+    std::lock_guard lock(opened->mutex);
+    if (!opened->layout) {
+      HWIMG_TRY_ASSIGN(opened->layout, oci::Layout::open(directory, oci::OpenMode::create));
     }
-    return cache.get();
-  });
-  BuilderImages builders(bases, request.host_platform);
-  DeviceCodeCheck device_code;
-  Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases,
-              builders, device_code};
-  const unsigned jobs = request.jobs != 0 ? request.jobs : util::default_parallelism();
+    return *opened->layout;
+  };
+}
+
+// The user's blob cache, opened by the first call: a build without registry images never opens it.
+std::function<Result<image::BlobCache*>()> cache_on_first_use(const std::filesystem::path& directory,
+                                                              util::Output& output) {
+  struct Opened {
+    std::mutex mutex;
+    std::unique_ptr<image::BlobCache> cache;
+  };
+  return [directory, &output, opened = std::make_shared<Opened>()]() -> Result<image::BlobCache*> {
+    std::lock_guard lock(opened->mutex);
+    if (!opened->cache) {
+      HWIMG_TRY_ASSIGN(opened->cache, image::BlobCache::open(directory, output));
+    }
+    return opened->cache.get();
+  };
+}
+
+// Every variant, up to -j at once; in matrix order, or every variant's error.
+Result<std::vector<BuiltVariant>> build_all(Build& build, const std::vector<matrix::Variant>& variants) {
+  const unsigned jobs = build.request.jobs != 0 ? build.request.jobs : util::default_parallelism();
   std::vector<std::future<Result<BuiltVariant>>> futures;
   {
     util::ThreadPool pool(std::min<unsigned>(jobs, static_cast<unsigned>(variants.size())));
@@ -168,12 +168,12 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
       futures.push_back(pool.submit([&]() { return build_or_reuse(build, variant); }));
     }
   }
-  BuildReport report;
+  std::vector<BuiltVariant> built;
   std::vector<std::string> errors;
   for (auto& future : futures) {
     auto result = future.get();
     if (result) {
-      report.variants.push_back(std::move(*result));
+      built.push_back(std::move(*result));
     } else {
       errors.push_back(result.error().message);
     }
@@ -181,14 +181,47 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
   if (!errors.empty()) {
     return std::unexpected(Error{util::join(errors, "\nhwimg: error: ")});
   }
+  return built;
+}
+
+// The index's annotations: its `created` time and the recipe's own.
+Result<oci::Annotations> index_annotations(const recipe::Recipe& recipe, std::int64_t source_date_epoch) {
+  oci::Annotations annotations{{std::string(oci::annotation::created), rfc3339(source_date_epoch)}};
+  for (const auto& [name, value] : recipe.annotations) {
+    HWIMG_TRY_ASSIGN(annotations[name], recipe::substitute(value, {}));
+  }
+  return annotations;
+}
+
+}  // namespace
+
+Result<BuildReport> build_recipe(const BuildRequest& request) {
+  if (auto valid = oci::validate_tag(request.tag); !valid) return fail_usage("{}", valid.error().message);
+  HWIMG_TRY(check_compression_level(request.compression));
+  HWIMG_TRY_ASSIGN(const auto recipe, recipe::load_recipe(request.recipe));
+  HWIMG_TRY(recipe::check_variables(recipe));
+  HWIMG_TRY_ASSIGN(const auto variants, variants_to_build(request, recipe));
+
+  // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
+  util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
+  const BuildSettings settings{request.compression, request.source_date_epoch, request.verbosity, request.output,
+                               request.base_layers};
+  // Read once for the build cache; opened for writing only when the first variant is ready.
+  const auto existing = oci::Layout::open(request.layout);
+  const auto provide_layout = layout_on_first_use(request.layout);
+  LayerMemo memo;
+  BaseResolver bases(recipe.directory(), request.images, cache_on_first_use(request.cache, *request.output));
+  BuilderImages builders(bases, request.host_platform);
+  DeviceCodeCheck device_code;
+  Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases,
+              builders, device_code};
+  BuildReport report;
+  HWIMG_TRY_ASSIGN(report.variants, build_all(build, variants));
 
   HWIMG_TRY_ASSIGN(const auto target, provide_layout());
-  oci::Annotations index_annotations{{std::string(oci::annotation::created), rfc3339(request.source_date_epoch)}};
-  for (const auto& [name, value] : recipe.annotations) {
-    HWIMG_TRY_ASSIGN(index_annotations[name], recipe::substitute(value, {}));
-  }
+  HWIMG_TRY_ASSIGN(const auto annotations, index_annotations(recipe, request.source_date_epoch));
   HWIMG_TRY_ASSIGN(report.index,
-                   with_context(write_index(target, request.tag, report.variants, index_annotations,
+                   with_context(write_index(target, request.tag, report.variants, annotations,
                                             request.only.empty() ? IndexMerge::replace : IndexMerge::keep_other_variants),
                                 "failed to write the image index"));
   report.images = bases.resolved();
