@@ -110,20 +110,24 @@ TEST_CASE("different keys compute independently and at the same time") {
   util::SingleFlight<int, int> flight;
   std::atomic<int> running{0};
   std::atomic<int> computed{0};
+  std::atomic<int> met{0};
   std::vector<std::thread> threads;
   for (int key = 0; key < 4; ++key) {
     threads.emplace_back([&, key] {
       (void)flight.get(key, [&]() -> Result<int> {
         ++computed;
         ++running;
-        // Each waits for all four to be running: one computation at a time would never get here.
-        while (running < 4) std::this_thread::sleep_for(1ms);
+        // Each waits (for a while) until all four run: one computation at a time never gets there.
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (running < 4 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+        if (running == 4) ++met;
         return key * 10;
       });
     });
   }
   join(threads);
   CHECK(computed == 4);
+  CHECK(met == 4);
   CHECK(flight.values() == std::vector<int>{0, 10, 20, 30});
 }
 
