@@ -56,9 +56,6 @@ Result<int> run_build(BuildArguments arguments) {
   request.expand.cuda_root = cuda_root();
   request.images.registry = client_options(arguments.registry, output);
   request.cache = arguments.cache.empty() ? cache_root() : arguments.cache;
-  HWIMG_TRY_ASSIGN(const auto probe, probe_options());
-  HWIMG_TRY_ASSIGN(const auto cpu, probe::probe_host_cpu(probe));
-  request.host_platform = build::host_platform(cpu.arch, cpu.level);
   std::optional<registry::Reference> push;
   if (!arguments.push.empty()) {
     auto destination = registry::parse_reference(arguments.push);
@@ -77,6 +74,10 @@ Result<int> run_build(BuildArguments arguments) {
   } else if (!keeps_layout) {
     return fail_usage("failed to build: name where the images go, -o DIR and/or --push REGISTRY/REPO:TAG");
   }
+  // The probe's CPU, overrides applied: the platform builder images are resolved for.
+  HWIMG_TRY_ASSIGN(const auto probe, probe_options());
+  HWIMG_TRY_ASSIGN(const auto cpu, probe::probe_host_cpu(probe));
+  request.host_platform = build::host_platform(cpu.arch, cpu.level);
   HWIMG_TRY_ASSIGN(const auto report, build::build_recipe(request));
   std::optional<registry::PushSummary> pushed;
   if (push) {
