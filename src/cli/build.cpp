@@ -43,7 +43,7 @@ void define_build_command(CLI::App& subcommand, Action& action) {
   cmd->callback([&action, arguments, compression, verbose, skip, no_compat] {
     action = [arguments, compression, verbose, skip, no_compat]() -> Result<int> {
       auto& flags = arguments->request;
-      flags.compat = *no_compat ? compat::CompatArtifacts::skip : compat::CompatArtifacts::attach;
+      arguments->compat = *no_compat ? compat::CompatArtifacts::skip : compat::CompatArtifacts::attach;
       HWIMG_TRY_ASSIGN(flags.compression.compression, oci::parse_compression(*compression));
       flags.expand.skip = *skip ? matrix::SkipUnsupported::yes : matrix::SkipUnsupported::no;
       flags.verbosity = *verbose ? build::Verbosity::verbose : build::Verbosity::quiet;

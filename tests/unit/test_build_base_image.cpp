@@ -1,16 +1,22 @@
 // Bases as a build resolves them: the platform entry an index offers for a variant, a
 // single-manifest base of another platform refused, base layers put into a layout (linked from a
-// layout, copied from the cache), and documents read once into the blob cache.
+// layout, copied from the cache), documents read once into the blob cache, and different bases
+// opened at the same time.
+
+#include <chrono>
+#include <future>
 
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
 
+#include "canned_server.hpp"
 #include "hwimg/build/base_image.hpp"
 #include "test_support.hpp"
 
 using namespace hwimg;
 namespace fs = std::filesystem;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -141,4 +147,34 @@ TEST_CASE("documents are read once into the blob cache; a corrupt cached one is 
                                  " is corrupt: reading it again");
   CHECK(*(*cache)->read_document(source, manifest) == *source.read(manifest));
   CHECK(*util::read_file((*cache)->blob_path(manifest.digest)) == *source.read(manifest));
+}
+
+TEST_CASE("different bases open at the same time: a registry that has not answered holds up no other base") {
+  auto tmp = test::scratch_directory();
+  auto layout = oci::Layout::open(tmp.path() / "local", oci::OpenMode::create);
+  REQUIRE(layout);
+  test::tag_in_layout(*layout, test::put_image(*layout, linux_platform("amd64")), "1");
+  // Takes connections into its backlog and never answers: opening a base there waits.
+  std::uint16_t port = 0;
+  auto silent = test::listen_on_loopback(port);
+  image::OpenOptions options;
+  options.registry.plain_http = true;
+  options.registry.max_attempts = 1;
+  build::BaseResolver bases(tmp.path(), options, []() -> Result<image::BlobCache*> { return fail("no cache"); });
+  const auto resolve = [&](const std::string& text) {
+    return std::async(std::launch::async, [&bases, text] {
+      return bases.resolve(*image::parse_image_reference(text), text, linux_platform("amd64"), build::ImageRole::base);
+    });
+  };
+
+  auto waiting = resolve("127.0.0.1:" + std::to_string(port) + "/base:1");
+  std::this_thread::sleep_for(200ms);
+  auto local = resolve("oci:local:1");
+  const bool local_resolved = local.wait_for(10s) == std::future_status::ready;
+  const bool still_waiting = waiting.wait_for(0s) == std::future_status::timeout;
+  silent.reset();  // resets the connection waiting in the backlog
+  CHECK(local_resolved);
+  CHECK(still_waiting);
+  REQUIRE(local.get());
+  CHECK_FALSE(waiting.get());
 }

@@ -6,8 +6,8 @@
 
 #include "hwimg/serve/mirror.hpp"
 #include "hwimg/serve/server.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
 #include "hwimg/util/duration.hpp"
+#include "hwimg/util/json_reader.hpp"
 #include "test_select_support.hpp"
 
 using namespace hwimg;

@@ -5,7 +5,7 @@
 
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/probe/host_facts.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 using namespace hwimg;
 

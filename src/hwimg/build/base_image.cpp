@@ -1,5 +1,7 @@
 #include "hwimg/build/base_image.hpp"
 
+#include <mutex>
+
 #include "hwimg/hw/cpu_levels.hpp"
 #include "hwimg/image/cached_reader.hpp"
 #include "hwimg/image/documents.hpp"
@@ -92,16 +94,16 @@ BaseResolver::BaseResolver(fs::path recipe_directory, image::OpenOptions options
 }
 
 Result<std::shared_ptr<BaseResolver::Source>> BaseResolver::source_for(const image::ImageReference& reference) {
-  std::lock_guard lock(m_mutex);
-  if (const auto found = m_sources.find(reference.text); found != m_sources.end()) return found->second;
-  auto source = std::make_shared<Source>();
-  HWIMG_TRY_ASSIGN(source->image, image::open_image(reference, m_options));
-  if (reference.kind == image::SourceKind::registry) {
-    HWIMG_TRY_ASSIGN(auto* cache, m_open_cache());
-    source->image.reader = std::make_unique<image::CachedReader>(std::move(source->image.reader), *cache);
-  }
-  m_sources.emplace(reference.text, source);
-  return source;
+  // Opening asks the registry, so it runs outside any lock: different bases open at once.
+  return m_sources.get(reference.text, [&]() -> Result<std::shared_ptr<Source>> {
+    auto source = std::make_shared<Source>();
+    HWIMG_TRY_ASSIGN(source->image, image::open_image(reference, m_options));
+    if (reference.kind == image::SourceKind::registry) {
+      HWIMG_TRY_ASSIGN(auto* cache, m_open_cache());
+      source->image.reader = std::make_unique<image::CachedReader>(std::move(source->image.reader), *cache);
+    }
+    return source;
+  });
 }
 
 Result<std::shared_ptr<const BaseImage>> BaseResolver::resolve(const VariantPlan& plan) {
@@ -118,103 +120,57 @@ Result<std::shared_ptr<const BaseImage>> BaseResolver::resolve(const image::Imag
                                                                const std::string& text, const oci::Platform& platform,
                                                                ImageRole role) {
   const auto key = fmt::format("{}\n{}\n{}", role_name(role), text, platform.str());
-  std::promise<Result<std::shared_ptr<const BaseImage>>> promise;
-  std::optional<std::shared_future<Result<std::shared_ptr<const BaseImage>>>> existing;
-  {
-    std::lock_guard lock(m_mutex);
-    if (const auto found = m_bases.find(key); found != m_bases.end()) {
-      existing = found->second;
-    } else {
-      m_bases.emplace(key, promise.get_future().share());
-    }
-  }
-  if (existing) return existing->get();
-  auto resolved = [&]() -> Result<std::shared_ptr<const BaseImage>> {
-    HWIMG_TRY_ASSIGN(const auto source, source_for(reference));
-    std::lock_guard lock(source->mutex);
-    auto& reader = *source->image.reader;
-    auto base = std::make_shared<BaseImage>();
-    base->role = role;
-    base->reference = text;
-    base->name = qualified_name(reference);
-    base->source = reference;
-    base->manifest_descriptor = source->image.root;
-    if (oci::media_type::is_index(base->manifest_descriptor.media_type)) {
-      HWIMG_TRY_ASSIGN(const auto images, image::list_images(reader, base->manifest_descriptor));
-      HWIMG_TRY_ASSIGN(base->manifest_descriptor, pick_platform(images, platform));
-    }
-    HWIMG_TRY_ASSIGN(auto manifest, image::read_manifest(reader, base->manifest_descriptor));
-    HWIMG_TRY_ASSIGN(base->config, image::read_config(reader, manifest));
-    if (!oci::media_type::is_index(source->image.root.media_type)) HWIMG_TRY(check_config_platform(base->config, platform));
-    if (base->config.diff_ids.size() != manifest.layers.size()) {
-      return fail("its config lists {} layers, its manifest {}", base->config.diff_ids.size(), manifest.layers.size());
-    }
-    base->layers = std::move(manifest.layers);
-    return std::shared_ptr<const BaseImage>(std::move(base));
-  }();
-  if (!resolved) {
-    resolved = std::unexpected(resolved.error().context(fmt::format("failed to use {} image {}", role_name(role), text)));
-  }
-  promise.set_value(resolved);
-  return resolved;
+  return m_bases.get(key, [&]() -> Result<std::shared_ptr<const BaseImage>> {
+    auto resolved = [&]() -> Result<std::shared_ptr<const BaseImage>> {
+      HWIMG_TRY_ASSIGN(const auto source, source_for(reference));
+      std::lock_guard lock(source->mutex);
+      auto& reader = *source->image.reader;
+      auto base = std::make_shared<BaseImage>();
+      base->role = role;
+      base->reference = text;
+      base->name = qualified_name(reference);
+      base->source = reference;
+      base->manifest_descriptor = source->image.root;
+      if (oci::media_type::is_index(base->manifest_descriptor.media_type)) {
+        HWIMG_TRY_ASSIGN(const auto images, image::list_images(reader, base->manifest_descriptor));
+        HWIMG_TRY_ASSIGN(base->manifest_descriptor, pick_platform(images, platform));
+      }
+      HWIMG_TRY_ASSIGN(auto manifest, image::read_manifest(reader, base->manifest_descriptor));
+      HWIMG_TRY_ASSIGN(base->config, image::read_config(reader, manifest));
+      if (!oci::media_type::is_index(source->image.root.media_type)) {
+        HWIMG_TRY(check_config_platform(base->config, platform));
+      }
+      if (base->config.diff_ids.size() != manifest.layers.size()) {
+        return fail("its config lists {} layers, its manifest {}", base->config.diff_ids.size(), manifest.layers.size());
+      }
+      base->layers = std::move(manifest.layers);
+      return std::shared_ptr<const BaseImage>(std::move(base));
+    }();
+    return with_context(std::move(resolved), fmt::format("failed to use {} image {}", role_name(role), text));
+  });
 }
 
 Result<std::vector<fs::path>> BaseResolver::layer_files(const BaseImage& base) {
   if (base.is_scratch()) return std::vector<fs::path>{};
-  std::promise<Result<std::vector<fs::path>>> promise;
-  std::optional<std::shared_future<Result<std::vector<fs::path>>>> existing;
-  {
-    std::lock_guard lock(m_mutex);
-    if (const auto found = m_files.find(base.manifest_descriptor.digest); found != m_files.end()) {
-      existing = found->second;
-    } else {
-      m_files.emplace(base.manifest_descriptor.digest, promise.get_future().share());
-    }
-  }
-  if (existing) return existing->get();
-  auto files = [&]() -> Result<std::vector<fs::path>> {
-    HWIMG_TRY_ASSIGN(const auto source, source_for(*base.source));
-    std::lock_guard lock(source->mutex);
-    auto& reader = *source->image.reader;
-    std::vector<fs::path> paths;
-    for (const auto& layer : base.layers) {
-      if (const auto local = reader.local_blob(layer.digest)) {
-        HWIMG_TRY(verify_blob_file(*local, layer));
-        paths.push_back(*local);
-        continue;
+  return m_files.get(base.manifest_descriptor.digest, [&]() -> Result<std::vector<fs::path>> {
+    auto files = [&]() -> Result<std::vector<fs::path>> {
+      HWIMG_TRY_ASSIGN(const auto source, source_for(*base.source));
+      std::lock_guard lock(source->mutex);
+      auto& reader = *source->image.reader;
+      std::vector<fs::path> paths;
+      for (const auto& layer : base.layers) {
+        if (const auto local = reader.local_blob(layer.digest)) {
+          HWIMG_TRY(verify_blob_file(*local, layer));
+          paths.push_back(*local);
+          continue;
+        }
+        HWIMG_TRY_ASSIGN(auto* cache, m_open_cache());
+        HWIMG_TRY_ASSIGN(paths.emplace_back(), cache->get(reader, layer));
       }
-      HWIMG_TRY_ASSIGN(auto* cache, m_open_cache());
-      HWIMG_TRY_ASSIGN(paths.emplace_back(), cache->get(reader, layer));
-    }
-    return paths;
-  }();
-  if (!files) {
-    files = std::unexpected(files.error().context(fmt::format("failed to use {} image {}", role_name(base.role),
-                                                              base.reference)));
-  }
-  promise.set_value(files);
-  return files;
-}
-
-registry::ExternalBlobs BaseResolver::registry_layers() {
-  std::vector<std::shared_future<Result<std::shared_ptr<const BaseImage>>>> bases;
-  {
-    std::lock_guard lock(m_mutex);
-    for (const auto& [key, base] : m_bases) bases.push_back(base);
-  }
-  registry::ExternalBlobs layers;
-  for (const auto& future : bases) {
-    const auto& base = future.get();
-    if (!base || (*base)->role != ImageRole::base || !(*base)->source ||
-        (*base)->source->kind != image::SourceKind::registry) {
-      continue;
-    }
-    auto repository = (*base)->source->registry;
-    repository.tag.clear();
-    repository.digest.reset();
-    for (const auto& layer : (*base)->layers) layers.emplace(layer.digest, repository);
-  }
-  return layers;
+      return paths;
+    }();
+    return with_context(std::move(files), fmt::format("failed to use {} image {}", role_name(base.role), base.reference));
+  });
 }
 
 Result<void> import_base_layers(const BaseImage& base, const std::vector<fs::path>& files, const oci::Layout& target) {

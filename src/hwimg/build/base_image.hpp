@@ -5,10 +5,8 @@
 // straight to a registry) not fetched at all.
 
 #include <filesystem>
-#include <future>
-#include <map>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,7 +16,7 @@
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/layout.hpp"
-#include "hwimg/registry/client.hpp"
+#include "hwimg/util/single_flight.hpp"
 
 namespace hwimg::build {
 
@@ -55,8 +53,8 @@ public:
                                                                  const oci::Platform& platform, ImageRole role);
   // The files holding the base's layers, verified (layout) or fetched into the cache (registry).
   [[nodiscard]] Result<std::vector<std::filesystem::path>> layer_files(const BaseImage& base);
-  // Every layer of the registry bases resolved so far, and the repository holding it.
-  [[nodiscard]] registry::ExternalBlobs registry_layers();
+  // Every image resolved so far, in both roles.
+  [[nodiscard]] std::vector<std::shared_ptr<const BaseImage>> resolved() { return m_bases.values(); }
   // The user's blob cache, opened on first use.
   [[nodiscard]] Result<image::BlobCache*> cache() { return m_open_cache(); }
 
@@ -67,10 +65,10 @@ private:
   std::filesystem::path m_recipe_directory;
   image::OpenOptions m_options;
   std::function<Result<image::BlobCache*>()> m_open_cache;
-  std::mutex m_mutex;
-  std::map<std::string, std::shared_future<Result<std::shared_ptr<const BaseImage>>>> m_bases;
-  std::map<std::string, std::shared_ptr<Source>> m_sources;
-  std::map<oci::Digest, std::shared_future<Result<std::vector<std::filesystem::path>>>> m_files;
+  // A build reports a base that failed once per variant on it, without asking its registry again.
+  util::SingleFlight<std::string, std::shared_ptr<const BaseImage>> m_bases{util::Keep::everything};
+  util::SingleFlight<std::string, std::shared_ptr<Source>> m_sources;
+  util::SingleFlight<oci::Digest, std::vector<std::filesystem::path>> m_files{util::Keep::everything};
 };
 
 // The entry of a multi-platform image for `platform`: same os and architecture; on amd64 the

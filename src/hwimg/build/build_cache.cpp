@@ -6,7 +6,7 @@
 
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/util/files.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::build {
 namespace fs = std::filesystem;

@@ -2,17 +2,14 @@
 
 #include <algorithm>
 
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "hwimg/build/build_cache.hpp"
 #include "hwimg/build/builder_image.hpp"
 #include "hwimg/build/device_code_check.hpp"
-#include "hwimg/compat/artifact.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/recipe/variables.hpp"
-#include "hwimg/registry/client.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 #include "hwimg/util/thread_pool.hpp"
@@ -21,9 +18,8 @@ namespace hwimg::build {
 namespace {
 
 // Without a matrix a recipe builds one portable variant for this machine's architecture.
-Result<std::vector<matrix::Variant>> portable_variants() {
-  utsname name{};
-  const bool arm = ::uname(&name) == 0 && std::string_view(name.machine) == "aarch64";
+Result<std::vector<matrix::Variant>> portable_variants(const oci::Platform& host) {
+  const bool arm = host.architecture == "arm64";
   HWIMG_TRY_ASSIGN(auto variant, matrix::portable_variant(arm ? hw::CpuArch::arm64 : hw::CpuArch::amd64));
   return std::vector<matrix::Variant>{std::move(variant)};
 }
@@ -34,7 +30,7 @@ Result<std::vector<matrix::Variant>> expand_variants(const BuildRequest& request
     HWIMG_TRY_ASSIGN(const auto text, recipe::substitute(*recipe.matrix, {}));
     matrix_file = recipe.resolve(text);
   }
-  if (!matrix_file) return portable_variants();
+  if (!matrix_file) return portable_variants(request.host_platform);
   HWIMG_TRY_ASSIGN(auto expansion, matrix::load_matrix(*matrix_file, request.expand));
   for (const auto& warning : expansion.warnings) request.output->warning(warning);
   return std::move(expansion.variants);
@@ -121,57 +117,50 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
   return built;
 }
 
-}  // namespace
-
-Result<BuildReport> build_recipe(const BuildRequest& given) {
-  auto request = given;
-  if (request.push && request.layout.empty()) {
-    // Straight to a registry: the variants' own blobs are staged in the cache (so a rerun reuses
-    // them), the bases' stay where they are.
-    request.layout = request.cache / "staging" / oci::Digest::sha256_of(request.push->name()).hex().substr(0, 16);
-  }
-  if (auto valid = oci::validate_tag(request.tag); !valid) return fail_usage("{}", valid.error().message);
-  HWIMG_TRY(check_compression_level(request.compression));
-  HWIMG_TRY_ASSIGN(const auto recipe, recipe::load_recipe(request.recipe));
-  HWIMG_TRY(recipe::check_variables(recipe));
+// The variants of the matrix (or the portable one) that --only keeps, their toolkits found.
+Result<std::vector<matrix::Variant>> variants_to_build(const BuildRequest& request, const recipe::Recipe& recipe) {
   HWIMG_TRY_ASSIGN(auto all_variants, expand_variants(request, recipe));
-  HWIMG_TRY_ASSIGN(const auto variants, select_variants(std::move(all_variants), request.only));
+  HWIMG_TRY_ASSIGN(auto variants, select_variants(std::move(all_variants), request.only));
   // A builder image brings its own toolkit.
   if (!recipe.build || !recipe.build->image) HWIMG_TRY(check_toolkits(variants));
+  return variants;
+}
 
-  // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
-  util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
-  const BuildSettings settings{request.compression, request.source_date_epoch, request.verbosity, request.output,
-                               request.push && given.layout.empty() ? BaseLayers::left_in_registry
-                                                                    : BaseLayers::copied};
-  // Read once for the build cache; opened for writing (created, and cleaned of what killed writers
-  // left) only when the first variant is ready to be written.
-  const auto existing = oci::Layout::open(request.layout);
-  std::mutex layout_mutex;
-  std::optional<oci::Layout> layout;
-  const LayoutProvider provide_layout = [&]() -> Result<oci::Layout> {
-    std::lock_guard lock(layout_mutex);
-    if (!layout) {
-      HWIMG_TRY_ASSIGN(layout, oci::Layout::open(request.layout, oci::OpenMode::create));
-    }
-    return *layout;
+// The layout, opened for writing (created, and cleaned of what killed writers left) by the first
+// call, so a build that fails before any variant is ready leaves nothing behind.
+LayoutProvider layout_on_first_use(const std::filesystem::path& directory) {
+  struct Opened {
+    std::mutex mutex;
+    std::optional<oci::Layout> layout;
   };
-
-  LayerMemo memo;
-  std::mutex cache_mutex;
-  std::unique_ptr<image::BlobCache> cache;
-  BaseResolver bases(recipe.directory(), {request.registry, {}}, [&]() -> Result<image::BlobCache*> {
-    std::lock_guard lock(cache_mutex);
-    if (!cache) {
-      HWIMG_TRY_ASSIGN(cache, image::BlobCache::open(request.cache, *request.output));
+  return [directory, opened = std::make_shared<Opened>()]() -> Result<oci::Layout> {
+    std::lock_guard lock(opened->mutex);
+    if (!opened->layout) {
+      HWIMG_TRY_ASSIGN(opened->layout, oci::Layout::open(directory, oci::OpenMode::create));
     }
-    return cache.get();
-  });
-  BuilderImages builders(bases);
-  DeviceCodeCheck device_code;
-  Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases,
-              builders, device_code};
-  const unsigned jobs = request.jobs != 0 ? request.jobs : util::default_parallelism();
+    return *opened->layout;
+  };
+}
+
+// The user's blob cache, opened by the first call: a build without registry images never opens it.
+std::function<Result<image::BlobCache*>()> cache_on_first_use(const std::filesystem::path& directory,
+                                                              util::Output& output) {
+  struct Opened {
+    std::mutex mutex;
+    std::unique_ptr<image::BlobCache> cache;
+  };
+  return [directory, &output, opened = std::make_shared<Opened>()]() -> Result<image::BlobCache*> {
+    std::lock_guard lock(opened->mutex);
+    if (!opened->cache) {
+      HWIMG_TRY_ASSIGN(opened->cache, image::BlobCache::open(directory, output));
+    }
+    return opened->cache.get();
+  };
+}
+
+// Every variant, up to -j at once; in matrix order, or every variant's error.
+Result<std::vector<BuiltVariant>> build_all(Build& build, const std::vector<matrix::Variant>& variants) {
+  const unsigned jobs = build.request.jobs != 0 ? build.request.jobs : util::default_parallelism();
   std::vector<std::future<Result<BuiltVariant>>> futures;
   {
     util::ThreadPool pool(std::min<unsigned>(jobs, static_cast<unsigned>(variants.size())));
@@ -179,12 +168,12 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
       futures.push_back(pool.submit([&]() { return build_or_reuse(build, variant); }));
     }
   }
-  BuildReport report;
+  std::vector<BuiltVariant> built;
   std::vector<std::string> errors;
   for (auto& future : futures) {
     auto result = future.get();
     if (result) {
-      report.variants.push_back(std::move(*result));
+      built.push_back(std::move(*result));
     } else {
       errors.push_back(result.error().message);
     }
@@ -192,29 +181,50 @@ Result<BuildReport> build_recipe(const BuildRequest& given) {
   if (!errors.empty()) {
     return std::unexpected(Error{util::join(errors, "\nhwimg: error: ")});
   }
+  return built;
+}
+
+// The index's annotations: its `created` time and the recipe's own.
+Result<oci::Annotations> index_annotations(const recipe::Recipe& recipe, std::int64_t source_date_epoch) {
+  oci::Annotations annotations{{std::string(oci::annotation::created), rfc3339(source_date_epoch)}};
+  for (const auto& [name, value] : recipe.annotations) {
+    HWIMG_TRY_ASSIGN(annotations[name], recipe::substitute(value, {}));
+  }
+  return annotations;
+}
+
+}  // namespace
+
+Result<BuildReport> build_recipe(const BuildRequest& request) {
+  if (auto valid = oci::validate_tag(request.tag); !valid) return fail_usage("{}", valid.error().message);
+  HWIMG_TRY(check_compression_level(request.compression));
+  HWIMG_TRY_ASSIGN(const auto recipe, recipe::load_recipe(request.recipe));
+  HWIMG_TRY(recipe::check_variables(recipe));
+  HWIMG_TRY_ASSIGN(const auto variants, variants_to_build(request, recipe));
+
+  // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
+  util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
+  const BuildSettings settings{request.compression, request.source_date_epoch, request.verbosity, request.output,
+                               request.base_layers};
+  // Read once for the build cache; opened for writing only when the first variant is ready.
+  const auto existing = oci::Layout::open(request.layout);
+  const auto provide_layout = layout_on_first_use(request.layout);
+  LayerMemo memo;
+  BaseResolver bases(recipe.directory(), request.images, cache_on_first_use(request.cache, *request.output));
+  BuilderImages builders(bases, request.host_platform);
+  DeviceCodeCheck device_code;
+  Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases,
+              builders, device_code};
+  BuildReport report;
+  HWIMG_TRY_ASSIGN(report.variants, build_all(build, variants));
 
   HWIMG_TRY_ASSIGN(const auto target, provide_layout());
-  oci::Annotations index_annotations{{std::string(oci::annotation::created), rfc3339(request.source_date_epoch)}};
-  for (const auto& [name, value] : recipe.annotations) {
-    HWIMG_TRY_ASSIGN(index_annotations[name], recipe::substitute(value, {}));
-  }
+  HWIMG_TRY_ASSIGN(const auto annotations, index_annotations(recipe, request.source_date_epoch));
   HWIMG_TRY_ASSIGN(report.index,
-                   with_context(write_index(target, request.tag, report.variants, index_annotations,
+                   with_context(write_index(target, request.tag, report.variants, annotations,
                                             request.only.empty() ? IndexMerge::replace : IndexMerge::keep_other_variants),
                                 "failed to write the image index"));
-  if (request.push) {
-    HWIMG_TRY_ASSIGN(auto client, registry::Client::create(request.registry));
-    auto external = bases.registry_layers();
-    if (settings.base_layers == BaseLayers::copied) {
-      // The layout holds the base layers too, but a mount within the target registry beats an upload.
-      std::erase_if(external, [&](const auto& entry) { return entry.second.registry != request.push->registry; });
-    }
-    std::set<oci::Digest> external_digests;
-    for (const auto& [digest, where] : external) external_digests.insert(digest);
-    HWIMG_TRY_ASSIGN(auto plan, registry::plan_push_to(request.layout, request.tag, *request.push, external_digests));
-    HWIMG_TRY_ASSIGN(report.pushed, compat::push_with_artifacts(client, std::move(plan), *request.push, external,
-                                                                request.compat, *request.output));
-  }
+  report.images = bases.resolved();
   return report;
 }
 

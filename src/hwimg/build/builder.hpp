@@ -7,10 +7,8 @@
 #include <vector>
 
 #include "hwimg/build/variant_builder.hpp"
-#include "hwimg/compat/artifact.hpp"
+#include "hwimg/image/open_image.hpp"
 #include "hwimg/matrix/expand.hpp"
-#include "hwimg/registry/client.hpp"
-#include "hwimg/registry/options.hpp"
 
 namespace hwimg::build {
 
@@ -26,18 +24,21 @@ struct BuildRequest {
   std::int64_t source_date_epoch = 0;            // SOURCE_DATE_EPOCH: every mtime and `created` time
   Verbosity verbosity = Verbosity::quiet;
   util::Output* output = &util::null_output();   // progress per variant, matrix warnings
-  registry::ClientOptions registry;              // for registry bases: credentials, --ca-file, ...
+  image::OpenOptions images;                     // for registry bases: credentials, --ca-file, ...
   std::filesystem::path cache;                   // the blob cache of registry bases (--cache)
-  // --push: the index, every variant and their TAG-<id> tags go there; without a layout, a registry
-  // base's layers are skipped, mounted or relayed, never stored here.
-  std::optional<registry::Reference> push;
-  compat::CompatArtifacts compat = compat::CompatArtifacts::attach;  // --push: one NFD artifact per variant
+  // copied, or for a build straight to a registry (its layout a staging one) left_in_registry:
+  // a registry base's layers are then skipped, mounted or relayed by the push, never stored here.
+  BaseLayers base_layers = BaseLayers::copied;
+  // This machine's (host_platform): what builder images are resolved for, and the architecture of
+  // the portable variant a recipe without a matrix builds.
+  oci::Platform host_platform;
 };
 
 struct BuildReport {
   std::vector<BuiltVariant> variants;  // in matrix order
   oci::Descriptor index;
-  std::optional<registry::PushSummary> pushed;
+  // Every base and builder image the variants were built from, for a push to mount their layers.
+  std::vector<std::shared_ptr<const BaseImage>> images;
 };
 
 // Builds every (or every --only) variant into the layout and writes the index and its tags.

@@ -9,43 +9,9 @@
 namespace hwimg::build {
 namespace fs = std::filesystem;
 
-namespace {
-
-// The value `make` gives for `key`, computed once however many threads ask at once.
-template <typename Key, typename T, typename Make>
-Result<T> once(std::mutex& mutex, std::map<Key, std::shared_future<Result<T>>>& memo, const Key& key, Make make) {
-  std::promise<Result<T>> promise;
-  std::shared_future<Result<T>> future;
-  bool owner = false;
-  {
-    std::lock_guard lock(mutex);
-    if (const auto found = memo.find(key); found != memo.end()) {
-      future = found->second;
-    } else {
-      future = promise.get_future().share();
-      memo.emplace(key, future);
-      owner = true;
-    }
-  }
-  if (owner) promise.set_value(make());
-  return future.get();
-}
-
-}  // namespace
-
-oci::Platform host_platform() {
-#if defined(__x86_64__)
-  // libgcc's CPU detection, which also checks that the OS saves the AVX and AVX-512 state.
-  const char* level = __builtin_cpu_supports("x86-64-v4")   ? "v4"
-                      : __builtin_cpu_supports("x86-64-v3") ? "v3"
-                      : __builtin_cpu_supports("x86-64-v2") ? "v2"
-                                                            : "";
-  return {"linux", "amd64", level};
-#elif defined(__aarch64__)
-  return {"linux", "arm64", "v8"};
-#else
-#error "hwimg builds for amd64 and arm64 hosts"
-#endif
+oci::Platform host_platform(hw::CpuArch arch, std::optional<hw::X86Level> level) {
+  if (arch == hw::CpuArch::arm64) return {"linux", "arm64", "v8"};
+  return {"linux", "amd64", level ? hw::oci_variant(*level) : std::string()};
 }
 
 std::map<std::string, std::string> builder_environment(const std::vector<std::string>& image_env,
@@ -66,7 +32,7 @@ std::map<std::string, std::string> builder_environment(const std::vector<std::st
 Result<std::shared_ptr<const BaseImage>> BuilderImages::resolve(const VariantPlan& plan) {
   if (!plan.build || !plan.build->image) return std::shared_ptr<const BaseImage>();
   const auto& step = *plan.build;
-  const auto platform = host_platform();
+  const auto& platform = m_platform;
   HWIMG_TRY_ASSIGN(auto image,
                    with_context(m_images.resolve(*step.image, step.image_text, platform, ImageRole::builder),
                                 step.image_location.str()));
@@ -81,23 +47,11 @@ Result<std::shared_ptr<const BaseImage>> BuilderImages::resolve(const VariantPla
 }
 
 Result<ContainerRunner> BuilderImages::runner() {
-  std::promise<Result<ContainerRunner>> promise;
-  std::shared_future<Result<ContainerRunner>> future;
-  bool owner = false;
-  {
-    std::lock_guard lock(m_mutex);
-    if (!m_runner) {
-      m_runner = promise.get_future().share();
-      owner = true;
-    }
-    future = *m_runner;
-  }
-  if (owner) promise.set_value(find_container_runner());
-  return future.get();
+  return m_runner.get(std::monostate{}, [] { return find_container_runner(); });
 }
 
 Result<fs::path> BuilderImages::rootfs(const BaseImage& image, util::Output& output) {
-  return once(m_mutex, m_rootfs, image.manifest_descriptor.digest, [&]() -> Result<fs::path> {
+  return m_rootfs.get(image.manifest_descriptor.digest, [&]() -> Result<fs::path> {
     const auto context = "failed to use builder image " + image.reference;
     HWIMG_TRY_ASSIGN(auto* cache, with_context(m_images.cache(), context));
     const auto layers = [&]() -> Result<std::vector<image::LayerFile>> {

@@ -4,22 +4,24 @@
 // its root filesystem unpacked once per manifest digest and shared read-only by every variant.
 
 #include <filesystem>
-#include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
+#include <variant>
 
 #include "hwimg/build/base_image.hpp"
 #include "hwimg/build/container_step.hpp"
 #include "hwimg/build/variant_builder.hpp"
+#include "hwimg/hw/cpu_levels.hpp"
+#include "hwimg/util/single_flight.hpp"
 
 namespace hwimg::build {
 
 class BuilderImages {
 public:
-  // Images are resolved and their layers fetched through `images`, the build's BaseResolver.
-  explicit BuilderImages(BaseResolver& images) : m_images(images) {}
+  // Images are resolved for `platform`, this machine's, and their layers fetched through `images`,
+  // the build's BaseResolver.
+  BuilderImages(BaseResolver& images, oci::Platform platform) : m_images(images), m_platform(std::move(platform)) {}
 
   // The plan's builder image for this machine (manifest and config, no layer read); nullptr when
   // the plan's build step runs on the host. Errors start with the recipe's file:line:column.
@@ -35,14 +37,15 @@ private:
   Result<ContainerRunner> runner();
 
   BaseResolver& m_images;
-  std::mutex m_mutex;
-  std::map<oci::Digest, std::shared_future<Result<std::filesystem::path>>> m_rootfs;
-  std::optional<std::shared_future<Result<ContainerRunner>>> m_runner;
+  oci::Platform m_platform;
+  // Every variant of a build fails alike on an image that would not unpack, or without runc and bwrap.
+  util::SingleFlight<oci::Digest, std::filesystem::path> m_rootfs{util::Keep::everything};
+  util::SingleFlight<std::monostate, ContainerRunner> m_runner{util::Keep::everything};
 };
 
-// This machine's platform as image indexes name it: linux/amd64 with the x86-64 level the CPU (and
-// OS) supports, or linux/arm64/v8.
-[[nodiscard]] oci::Platform host_platform();
+// A machine's platform as image indexes name it, from the CPU the probe found (its x86-64 level
+// counts what the OS enables too): linux/amd64 with the level, or linux/arm64/v8.
+[[nodiscard]] oci::Platform host_platform(hw::CpuArch arch, std::optional<hw::X86Level> level);
 
 // The environment of a step in a builder image: the image's Env, then the step's variables and
 // SOURCE_DATE_EPOCH; PATH as in Docker and HOME=/tmp (the image's files are read-only) unless set.

@@ -1,6 +1,7 @@
 #include "hwimg/build/device_code_check.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "hwimg/image/layer_files.hpp"
 #include "hwimg/util/strings.hpp"
@@ -102,25 +103,10 @@ Result<hw::DeviceCodeScan> scan_layer_blob(const fs::path& blob, const oci::Dige
 
 Result<SharedScan> DeviceCodeCheck::scan_once(const std::string& key,
                                               const std::function<Result<hw::DeviceCodeScan>()>& scan) {
-  std::promise<Result<SharedScan>> promise;
-  std::shared_future<Result<SharedScan>> future;
-  bool owner = false;
-  {
-    std::lock_guard lock(m_mutex);
-    if (const auto it = m_scans.find(key); it != m_scans.end()) {
-      future = it->second;
-    } else {
-      future = promise.get_future().share();
-      m_scans.emplace(key, future);
-      owner = true;
-    }
-  }
-  if (owner) {
-    auto result = scan();
-    promise.set_value(result ? Result<SharedScan>(std::make_shared<const hw::DeviceCodeScan>(std::move(*result)))
-                             : Result<SharedScan>(std::unexpected(result.error())));
-  }
-  return future.get();
+  return m_scans.get(key, [&]() -> Result<SharedScan> {
+    HWIMG_TRY_ASSIGN(auto result, scan());
+    return std::make_shared<const hw::DeviceCodeScan>(std::move(result));
+  });
 }
 
 Result<void> DeviceCodeCheck::check(const VariantPlan& plan, const BaseImage& base,

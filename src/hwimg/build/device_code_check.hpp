@@ -5,10 +5,8 @@
 // Each shared layer and each base layer digest is read once per build, whichever variants use it.
 
 #include <filesystem>
-#include <future>
-#include <map>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,6 +14,7 @@
 #include "hwimg/build/base_image.hpp"
 #include "hwimg/build/variant_plan.hpp"
 #include "hwimg/hw/fatbin_check.hpp"
+#include "hwimg/util/single_flight.hpp"
 
 namespace hwimg::build {
 
@@ -31,8 +30,8 @@ public:
 private:
   [[nodiscard]] Result<SharedScan> scan_once(const std::string& key, const std::function<Result<hw::DeviceCodeScan>()>& scan);
 
-  std::mutex m_mutex;
-  std::map<std::string, std::shared_future<Result<SharedScan>>> m_scans;
+  // A file that would not read fails every variant that shares it, without reading it again.
+  util::SingleFlight<std::string, SharedScan> m_scans{util::Keep::everything};
 };
 
 // The device code of a layer blob: each wanted file read from the tar, named "/PATH in layer DIGEST".

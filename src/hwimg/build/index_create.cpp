@@ -4,14 +4,12 @@
 #include <map>
 
 #include "hwimg/image/documents.hpp"
-#include "hwimg/image/registry_reader.hpp"
 #include "hwimg/oci/annotations.hpp"
 
 namespace hwimg::build {
 namespace {
 
 namespace key = oci::annotation;
-using registry::Reference;
 
 // Annotations the builder also puts on the index: all but the per-variant and base-image ones.
 oci::Annotations index_candidates(const oci::Annotations& manifest_annotations) {
@@ -51,15 +49,6 @@ Result<ReadVariant> read_variant(const VariantSource& source) {
   return ReadVariant{std::move(descriptor), std::move(manifest.annotations)};
 }
 
-Result<void> check_same_repository(const Reference& destination, const Reference& source) {
-  if (source.registry != destination.registry || source.repository != destination.repository) {
-    return fail_usage("--from {} is in {}, not in {}: a registry accepts an index only when its variants are in "
-                      "the same repository; push the variant there first",
-                      source.str(), source.name(), destination.name());
-  }
-  return {};
-}
-
 }  // namespace
 
 Result<oci::Index> assemble_index(const std::vector<VariantSource>& variants) {
@@ -88,24 +77,18 @@ Result<oci::Index> assemble_index(const std::vector<VariantSource>& variants) {
   return index;
 }
 
-Result<oci::Digest> create_index(registry::Client& client, const Reference& destination,
-                                 const std::vector<Reference>& sources) {
-  for (const auto& source : sources) HWIMG_TRY(check_same_repository(destination, source));
-  image::RegistryReader reader(client, destination);
-  std::vector<VariantSource> variants;
-  for (const auto& source : sources) {
-    HWIMG_TRY_ASSIGN(auto fetched, with_context(reader.fetch(source.manifest_reference()), "failed to read " + source.str()));
-    std::string config;
-    if (!oci::media_type::is_index(fetched.media_type)) {
-      HWIMG_TRY_ASSIGN(const auto manifest, with_context(oci::parse_manifest(fetched.bytes),
-                                                         "failed to read the manifest of " + source.str()));
-      HWIMG_TRY_ASSIGN(config, with_context(reader.read(manifest.config), "failed to read the image config of " + source.str()));
-    }
-    variants.push_back({source.str(), std::move(fetched), std::move(config)});
+Result<VariantSource> read_variant_source(image::ImageReader& reader, const std::string& reference,
+                                          std::string_view tag_or_digest) {
+  const auto context = "failed to read " + reference;
+  HWIMG_TRY_ASSIGN(const auto descriptor, with_context(reader.resolve(tag_or_digest), context));
+  HWIMG_TRY_ASSIGN(auto bytes, with_context(reader.read(descriptor), context));
+  std::string config;
+  if (!oci::media_type::is_index(descriptor.media_type)) {
+    HWIMG_TRY_ASSIGN(const auto manifest, with_context(oci::parse_manifest(bytes),
+                                                       "failed to read the manifest of " + reference));
+    HWIMG_TRY_ASSIGN(config, with_context(reader.read(manifest.config), "failed to read the image config of " + reference));
   }
-  HWIMG_TRY_ASSIGN(const auto index, assemble_index(variants));
-  return with_context(client.put_manifest(destination, oci::to_json(index), oci::media_type::index),
-                      "failed to push the index " + destination.str());
+  return VariantSource{reference, {std::move(bytes), descriptor.media_type, descriptor.digest}, std::move(config)};
 }
 
 }  // namespace hwimg::build

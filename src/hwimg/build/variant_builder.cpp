@@ -26,23 +26,7 @@ std::string rfc3339(std::int64_t seconds) {
 
 Result<oci::WrittenLayer> LayerMemo::get_or_pack(const std::string& key,
                                                  const std::function<Result<oci::WrittenLayer>()>& pack) {
-  std::promise<Result<oci::WrittenLayer>> promise;
-  std::shared_future<Result<oci::WrittenLayer>> future;
-  bool owner = false;
-  {
-    std::lock_guard lock(m_mutex);
-    if (const auto it = m_layers.find(key); it != m_layers.end()) {
-      future = it->second;
-    } else {
-      future = promise.get_future().share();
-      m_layers.emplace(key, future);
-      owner = true;
-    }
-  }
-  if (owner) {
-    promise.set_value(pack());
-  }
-  return future.get();
+  return m_layers.get(key, pack);
 }
 
 namespace {

@@ -4,15 +4,13 @@
 
 #include <filesystem>
 #include <functional>
-#include <future>
-#include <map>
-#include <mutex>
 #include <optional>
 
 #include "hwimg/build/base_image.hpp"
 #include "hwimg/build/variant_plan.hpp"
 #include "hwimg/oci/layer_writer.hpp"
 #include "hwimg/util/output.hpp"
+#include "hwimg/util/single_flight.hpp"
 
 namespace hwimg::build {
 
@@ -46,8 +44,8 @@ public:
                                                       const std::function<Result<oci::WrittenLayer>()>& pack);
 
 private:
-  std::mutex m_mutex;
-  std::map<std::string, std::shared_future<Result<oci::WrittenLayer>>> m_layers;
+  // A failed pack fails every variant that shares the layer, without packing it again.
+  util::SingleFlight<std::string, oci::WrittenLayer> m_layers{util::Keep::everything};
 };
 
 // The layout is created only after the build step and every check succeeded, so a bad recipe

@@ -1,20 +1,62 @@
 #include "hwimg/commands/build.hpp"
 
+#include <set>
+
 #include <fmt/format.h>
 
+#include "hwimg/build/base_image.hpp"
+#include "hwimg/build/builder_image.hpp"
 #include "hwimg/commands/environment.hpp"
 #include "hwimg/commands/registry_commands.hpp"
+#include "hwimg/registry/client.hpp"
 
 namespace hwimg::commands {
+namespace {
+
+// The layers of the registry bases, and the repository holding each: the push mounts them (same
+// registry) or relays them from there (docs/recipe.md#straight-to-a-registry).
+registry::ExternalBlobs registry_layers(const std::vector<std::shared_ptr<const build::BaseImage>>& images) {
+  registry::ExternalBlobs layers;
+  for (const auto& image : images) {
+    if (image->role != build::ImageRole::base || !image->source || image->source->kind != image::SourceKind::registry) {
+      continue;
+    }
+    auto repository = image->source->registry;
+    repository.tag.clear();
+    repository.digest.reset();
+    for (const auto& layer : image->layers) layers.emplace(layer.digest, repository);
+  }
+  return layers;
+}
+
+// What the build wrote into its layout, to `destination`, with the compat artifacts.
+Result<registry::PushSummary> push_build(const build::BuildRequest& request, const build::BuildReport& report,
+                                         const registry::Reference& destination, const registry::ClientOptions& options,
+                                         compat::CompatArtifacts compat) {
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(options));
+  auto external = registry_layers(report.images);
+  if (request.base_layers == build::BaseLayers::copied) {
+    // The layout holds the base layers too, but a mount within the target registry beats an upload.
+    std::erase_if(external, [&](const auto& entry) { return entry.second.registry != destination.registry; });
+  }
+  std::set<oci::Digest> external_digests;
+  for (const auto& [digest, where] : external) external_digests.insert(digest);
+  HWIMG_TRY_ASSIGN(auto plan, registry::plan_push_to(request.layout, request.tag, destination, external_digests));
+  return compat::push_with_artifacts(client, std::move(plan), destination, external, compat, *request.output);
+}
+
+}  // namespace
 
 Result<int> run_build(BuildArguments arguments) {
   auto& request = arguments.request;
   TerminalOutput output(stdout_is_terminal() ? Progress::shown : Progress::hidden, arguments.registry.verbose);
   request.output = &output;
+  const bool keeps_layout = !request.layout.empty();  // -o: else the layout is a staging one for --push
   HWIMG_TRY_ASSIGN(request.source_date_epoch, source_date_epoch());
   request.expand.cuda_root = cuda_root();
-  request.registry = client_options(arguments.registry, output);
+  request.images.registry = client_options(arguments.registry, output);
   request.cache = arguments.cache.empty() ? cache_root() : arguments.cache;
+  std::optional<registry::Reference> push;
   if (!arguments.push.empty()) {
     auto destination = registry::parse_reference(arguments.push);
     if (!destination) return std::unexpected(Error{destination.error().message, ExitCode::usage});
@@ -22,20 +64,34 @@ Result<int> run_build(BuildArguments arguments) {
       return fail_usage("failed to build for {}: name the tag to push to, REGISTRY/REPO:TAG", arguments.push);
     }
     request.tag = destination->tag;
-    request.push = std::move(*destination);
-  } else if (request.layout.empty()) {
+    if (!keeps_layout) {
+      // Straight to a registry: the variants' own blobs are staged in the cache (so a rerun reuses
+      // them), the bases' stay where they are.
+      request.layout = request.cache / "staging" / oci::Digest::sha256_of(destination->name()).hex().substr(0, 16);
+      request.base_layers = build::BaseLayers::left_in_registry;
+    }
+    push = std::move(*destination);
+  } else if (!keeps_layout) {
     return fail_usage("failed to build: name where the images go, -o DIR and/or --push REGISTRY/REPO:TAG");
   }
+  // The probe's CPU, overrides applied: the platform builder images are resolved for.
+  HWIMG_TRY_ASSIGN(const auto probe, probe_options());
+  HWIMG_TRY_ASSIGN(const auto cpu, probe::probe_host_cpu(probe));
+  request.host_platform = build::host_platform(cpu.arch, cpu.level);
   HWIMG_TRY_ASSIGN(const auto report, build::build_recipe(request));
+  std::optional<registry::PushSummary> pushed;
+  if (push) {
+    HWIMG_TRY_ASSIGN(pushed, push_build(request, report, *push, request.images.registry, arguments.compat));
+  }
   for (const auto& variant : report.variants) {
     fmt::print("{:<32} {:<20} {}{}\n", variant.id, variant.manifest.platform->str(), variant.manifest.digest.str(),
                variant.reused ? " (unchanged)" : "");
   }
-  if (!arguments.request.layout.empty()) {
+  if (keeps_layout) {
     fmt::print("wrote oci:{}:{} ({} variant{}, index {})\n", request.layout.string(), request.tag,
                report.variants.size(), report.variants.size() == 1 ? "" : "s", report.index.digest.str());
   }
-  if (report.pushed) fmt::print("{}\n", push_summary_line(*report.pushed));
+  if (pushed) fmt::print("{}\n", push_summary_line(*pushed));
   return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "hwimg/build/index_create.hpp"
 #include "hwimg/compat/artifact.hpp"
+#include "hwimg/image/registry_reader.hpp"
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/registry/client.hpp"
 
@@ -18,6 +19,31 @@ Result<registry::Reference> usage_reference(const std::string& text) {
   auto reference = registry::parse_reference(text);
   if (!reference) return std::unexpected(Error{reference.error().message, ExitCode::usage});
   return reference;
+}
+
+Result<void> check_same_repository(const registry::Reference& destination, const registry::Reference& source) {
+  if (source.registry != destination.registry || source.repository != destination.repository) {
+    return fail_usage("--from {} is in {}, not in {}: a registry accepts an index only when its variants are in "
+                      "the same repository; push the variant there first",
+                      source.str(), source.name(), destination.name());
+  }
+  return {};
+}
+
+// Reads every source (same registry and repository as `destination`, since a registry accepts an
+// index only when its children are in the index's repository), PUTs the index under
+// destination's tag and returns its digest.
+Result<oci::Digest> create_index(registry::Client& client, const registry::Reference& destination,
+                                 const std::vector<registry::Reference>& sources) {
+  for (const auto& source : sources) HWIMG_TRY(check_same_repository(destination, source));
+  image::RegistryReader reader(client, destination);
+  std::vector<build::VariantSource> variants;
+  for (const auto& source : sources) {
+    HWIMG_TRY_ASSIGN(variants.emplace_back(), build::read_variant_source(reader, source.str(), source.manifest_reference()));
+  }
+  HWIMG_TRY_ASSIGN(const auto index, build::assemble_index(variants));
+  return with_context(client.put_manifest(destination, oci::to_json(index), oci::media_type::index),
+                      "failed to push the index " + destination.str());
 }
 
 }  // namespace
@@ -122,7 +148,7 @@ Result<int> run_index_create(const std::string& destination, const std::vector<s
   if (references.empty()) return fail_usage("failed to create the index {}: no --from variant", destination);
   TerminalOutput output(Progress::hidden, flags.verbose);
   HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
-  HWIMG_TRY_ASSIGN(const auto digest, build::create_index(client, target, references));
+  HWIMG_TRY_ASSIGN(const auto digest, create_index(client, target, references));
   if (format == DataFormat::json) {
     const nlohmann::ordered_json out{{"reference", target.str()}, {"digest", digest.str()}, {"variants", sources}};
     fmt::print("{}\n", out.dump(2));

@@ -1,6 +1,6 @@
 #include "hwimg/oci/documents.hpp"
 
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::oci {
 namespace {

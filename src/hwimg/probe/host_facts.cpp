@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "hwimg/hw/cpu_targets.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::probe {

@@ -18,7 +18,7 @@
 #include "hwimg/probe/overrides.hpp"
 #include "hwimg/probe/x86_cpuid.hpp"
 #include "hwimg/util/files.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::probe {
 namespace {
@@ -190,6 +190,12 @@ std::optional<NvidiaFacts> probe_nvidia(const ProbeOptions& options) {
     log(fmt::format("nvidia: CUDA driver version {} from HWIMG_OVERRIDE_CUDA", *options.cuda_override));
   }
   return facts;
+}
+
+Result<CpuFacts> probe_host_cpu(const ProbeOptions& options) {
+  auto cpu = probe_cpu(options);
+  if (options.cpu_level_override != nullptr) HWIMG_TRY(apply_cpu_level_override(cpu, *options.cpu_level_override));
+  return cpu;
 }
 
 Result<HostFacts> probe_host(const ProbeOptions& options) {

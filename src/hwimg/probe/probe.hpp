@@ -35,6 +35,9 @@ struct ProbeOptions {
 };
 
 [[nodiscard]] CpuFacts probe_cpu(const ProbeOptions& options);
+// probe_cpu with HWIMG_OVERRIDE_CPU_LEVEL applied: the CPU as `select` sees it, which `build` also
+// takes for this machine's platform.
+[[nodiscard]] Result<CpuFacts> probe_host_cpu(const ProbeOptions& options);
 [[nodiscard]] std::optional<NvidiaFacts> probe_nvidia(const ProbeOptions& options);
 [[nodiscard]] Result<HostFacts> probe_host(const ProbeOptions& options);
 

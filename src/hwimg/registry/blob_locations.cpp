@@ -2,7 +2,7 @@
 
 
 #include "hwimg/util/files.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::registry {
 using json = util::json::Json;

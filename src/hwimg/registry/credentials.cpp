@@ -10,7 +10,7 @@
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/process.hpp"
 #include "hwimg/util/strings.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::registry {
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <charconv>
 
 #include "hwimg/util/strings.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::registry {
 namespace {

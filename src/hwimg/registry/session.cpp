@@ -6,7 +6,7 @@
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/reference.hpp"
 #include "hwimg/util/strings.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::registry {
 namespace {

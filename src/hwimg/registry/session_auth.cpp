@@ -5,7 +5,7 @@
 
 #include "hwimg/registry/detail/session.hpp"
 #include "hwimg/util/strings.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::registry {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "hwimg/image/registry_reader.hpp"
 #include "hwimg/oci/digest.hpp"
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::serve {
 namespace {
@@ -98,6 +98,19 @@ std::string key_of(const Route& route, const Upstream& upstream, const std::opti
 // indexes only; the answer for a tag is a manifest either way).
 std::vector<std::string> manifest_headers() {
   return {registry::manifest_accept_header()};
+}
+
+// The client's request to the upstream: its Authorization (or none), its Range, and for a
+// manifest the media types hwimg accepts; a successful GET's body is left to stream.
+Result<registry::Answer> ask_upstream(registry::Client& client, const HttpRequest& request, const Route& route,
+                                      const Upstream& upstream, registry::ReadMethod method) {
+  const auto authorization = request.header("authorization");
+  client.forward_authorization(authorization ? std::optional<std::optional<std::string>>(authorization)
+                                             : std::nullopt);
+  std::vector<std::string> headers = route.kind == RouteKind::manifest ? manifest_headers() : std::vector<std::string>{};
+  if (const auto range = request.header("range")) headers.push_back("Range: " + *range);
+  const registry::Reference reference{upstream.registry, route.repository, {}, std::nullopt};
+  return client.open_stream(reference, method, api_path(route), headers);
 }
 
 }  // namespace
@@ -217,15 +230,8 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
   auto leased = m_upstreams.lease(upstream);
   if (!leased) return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", leased.error().message));
   auto lease = std::move(*leased);
-  auto& client = lease->client();
-  const auto authorization = request.header("authorization");
-  client.forward_authorization(authorization ? std::optional<std::optional<std::string>>(authorization)
-                                             : std::nullopt);
-  std::vector<std::string> headers = route.kind == RouteKind::manifest ? manifest_headers() : std::vector<std::string>{};
-  if (const auto range = request.header("range")) headers.push_back("Range: " + *range);
-  const registry::Reference reference{upstream.registry, route.repository, {}, std::nullopt};
   const auto method = request.method == "HEAD" ? registry::ReadMethod::head : registry::ReadMethod::get;
-  auto answer = client.open_stream(reference, method, api_path(route), headers);
+  auto answer = ask_upstream(lease->client(), request, route, upstream, method);
   if (!answer) {
     lease->discard();
     m_metrics.count_upstream_error(upstream.registry);
@@ -239,10 +245,20 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
     response.stream_size = content_length(answer->headers);
   }
   if (!answer->streamed) return response;
+  std::optional<oci::Digest> expected;
+  if (answer->status == 200 && route.kind != RouteKind::tags && route.kind != RouteKind::referrers) {
+    expected = oci::Digest::parse(route.reference).value();
+  }
+  response.stream_size = content_length(answer->headers);
+  response.stream = verified_body(std::move(lease), expected, upstream.registry);
+  return response;
+}
 
-  // Streamed: verified as it passes; a body that does not hash to the digest it was asked for is
-  // cut short, so the client never stores it. Its last piece is held back until the end shows the
-  // digest matches: no client ever receives the whole of a body that was not verified.
+BodySource Mirror::verified_body(std::shared_ptr<Upstreams::Lease> lease, std::optional<oci::Digest> expected,
+                                 std::string upstream) {
+  // Verified as it passes; a body that does not hash to the digest it was asked for is cut short,
+  // so the client never stores it. Its last piece is held back until the end shows the digest
+  // matches: no client ever receives the whole of a body that was not verified.
   struct Stream {
     std::shared_ptr<Upstreams::Lease> lease;
     std::optional<oci::Digest> expected;
@@ -255,12 +271,9 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
     }
   };
   auto stream = std::make_shared<Stream>();
-  stream->lease = lease;
-  if (answer->status == 200 && route.kind != RouteKind::tags && route.kind != RouteKind::referrers) {
-    stream->expected = oci::Digest::parse(route.reference).value();
-  }
-  response.stream_size = content_length(answer->headers);
-  response.stream = [this, stream, upstream = upstream.registry]() -> Result<std::optional<std::string>> {
+  stream->lease = std::move(lease);
+  stream->expected = std::move(expected);
+  return [this, stream, upstream = std::move(upstream)]() -> Result<std::optional<std::string>> {
     while (!stream->finished) {
       auto chunk = stream->lease->client().next_chunk();
       if (!chunk) {
@@ -286,7 +299,6 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
     }
     return std::exchange(stream->held, std::nullopt);
   };
-  return response;
 }
 
 }  // namespace hwimg::serve

@@ -4,8 +4,11 @@
 // node runs; everything else passes through, bodies streamed and digests verified.
 
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
 
+#include "hwimg/oci/digest.hpp"
 #include "hwimg/select/gpu_selection.hpp"
 #include "hwimg/serve/host_state.hpp"
 #include "hwimg/serve/http_server.hpp"
@@ -34,6 +37,9 @@ public:
 private:
   HttpResponse answer_tag_request(const HttpRequest& request, const Route& route, const Upstream& upstream);
   HttpResponse pass_through(const HttpRequest& request, const Route& route, const Upstream& upstream);
+  // A streamed upstream body as it comes, checked against `expected` when set (the digest asked for).
+  BodySource verified_body(std::shared_ptr<Upstreams::Lease> lease, std::optional<oci::Digest> expected,
+                           std::string upstream);
   Result<SharedOutcome> fetch_tag(const Route& route, const Upstream& upstream,
                                   const std::optional<std::string>& authorization);
 

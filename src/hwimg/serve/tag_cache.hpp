@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <functional>
-#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -13,6 +12,7 @@
 
 #include "hwimg/registry/client.hpp"
 #include "hwimg/serve/tag_answer.hpp"
+#include "hwimg/util/single_flight.hpp"
 
 namespace hwimg::serve {
 
@@ -36,10 +36,11 @@ public:
 
 private:
   struct Entry {
-    std::shared_future<Result<SharedOutcome>> outcome;
-    std::optional<std::chrono::steady_clock::time_point> stored;  // set once the fetch is done
-    std::uint64_t generation = 0;
+    SharedOutcome outcome;
+    std::chrono::steady_clock::time_point stored;
   };
+  // The answer kept for `key` and not yet expired; the caller holds m_mutex.
+  [[nodiscard]] std::optional<SharedOutcome> kept(const std::string& key) const;
   // Drops what has expired (a client that forwards a fresh token with every pull leaves one entry
   // per token behind), and everything kept beyond `max_entries`.
   void sweep(std::chrono::steady_clock::time_point now);
@@ -50,7 +51,9 @@ private:
   std::size_t m_inserted = 0;
   mutable std::mutex m_mutex;
   std::map<std::string, Entry> m_entries;
-  std::uint64_t m_generation = 0;
+  std::uint64_t m_generation = 0;  // counts clear(): a fetch that began before one is not kept
+  // Answers are kept above, for the TTL, so a fetch is shared only while it runs.
+  util::SingleFlight<std::string, SharedOutcome> m_fetches{util::Keep::nothing};
 };
 
 }  // namespace hwimg::serve

@@ -1,4 +1,4 @@
-#include "hwimg/util/detail/json_reader.hpp"
+#include "hwimg/util/json_reader.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 #pragma once
-// Internal: the one way hwimg reads JSON that others wrote (registries, facts files, credential
-// helpers): parsing without exceptions and typed member lookup that says what was expected.
-// Included only from .cpp files, so nlohmann/json stays out of the public headers.
+// The one way hwimg reads JSON that others wrote (registries, facts files, credential helpers):
+// parsing without exceptions and typed member lookup that says what was expected.
+// Included only from .cpp files, so nlohmann/json stays out of the other public headers.
 
 #include <cstdint>
 #include <optional>
