@@ -119,9 +119,12 @@ skopeo inspect --raw --tls-verify=false "docker://$SERVE_ADDR/team/app:1.0" > "$
 assert_eq "$v3" "$(body_digest)" "skopeo through serve"
 hw_ok tag "${tls[@]}" "$remote/team/app:1.0" again
 m=$(mark)
+requests=$(log_mark "$dir")
 fetch "http://$SERVE_ADDR/v2/team/app/manifests/again"
 assert_eq "$v3" "$(header_value docker-content-digest)" "another tag of the index"
 assert_eq 0 "$(conns_since "$m")" "upstream connections opened for a second tag (the first is kept alive)"
+# The variant's manifest is kept by digest: the second tag costs the upstream its index alone.
+assert_eq "GET /v2/team/app/manifests/again 200" "$(requests_since "$dir" "$requests")" "upstream requests for a second tag"
 requests=$(log_mark "$dir")
 fetch "http://$SERVE_ADDR/v2/team/app/manifests/again"
 assert_eq "$v3" "$(header_value docker-content-digest)" "the cached answer"

@@ -41,7 +41,7 @@ struct StreamState {
 
 struct Client::Impl {
   std::unique_ptr<Session> session;
-  std::optional<std::optional<std::string>> forwarded;  // a mirror's client's Authorization
+  std::optional<std::string> forwarded;  // a mirror's client's Authorization header
   std::shared_ptr<StreamState> stream;
 
   Result<void> connect(const Reference& ref) {
@@ -54,7 +54,7 @@ struct Client::Impl {
   // The request with the forwarded Authorization, when a mirror set one; `fallback` otherwise.
   Authorization authorize(Request& request, Authorization fallback = Authorization::session) const {
     if (!forwarded) return fallback;
-    if (*forwarded) request.headers.push_back("Authorization: " + **forwarded);
+    request.headers.push_back("Authorization: " + *forwarded);
     return Authorization::as_given;
   }
   Result<Response> exchange_now(const Reference& ref, Request request, const Scopes& scopes) {
@@ -292,7 +292,7 @@ Result<void> Client::check_login(const std::string& registry, const Credentials&
   return {};
 }
 
-void Client::forward_authorization(std::optional<std::optional<std::string>> header) {
+void Client::forward_authorization(std::optional<std::string> header) {
   m_impl->forwarded = std::move(header);
 }
 

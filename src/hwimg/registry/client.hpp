@@ -123,10 +123,9 @@ public:
 
   [[nodiscard]] std::uint64_t requests() const;
 
-  // For a mirror: authorise the requests that follow with the Authorization header its own client
-  // sent (nullopt inside: none, anonymous), forwarded unchanged, and answer a 401 as it came;
-  // nullopt: this client's own credentials again.
-  void forward_authorization(std::optional<std::optional<std::string>> header);
+  // For a mirror: the requests that follow carry the Authorization header its own client sent,
+  // unchanged, and a 401 is answered as it came; nullopt: this client's own credentials again.
+  void forward_authorization(std::optional<std::string> header);
 
   // GET or HEAD of /v2/<repository>/<path> ("manifests/<ref>", "blobs/<digest>", "tags/list",
   // "referrers/<digest>") with extra request `headers`, redirects followed; the answer as given,

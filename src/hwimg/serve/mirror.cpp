@@ -6,6 +6,8 @@
 
 #include "hwimg/image/registry_reader.hpp"
 #include "hwimg/oci/digest.hpp"
+#include "hwimg/oci/documents.hpp"
+#include "hwimg/oci/media_types.hpp"
 #include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::serve {
@@ -105,8 +107,7 @@ std::vector<std::string> manifest_headers() {
 Result<registry::Answer> ask_upstream(registry::Client& client, const HttpRequest& request, const Route& route,
                                       const Upstream& upstream, registry::ReadMethod method) {
   const auto authorization = request.header("authorization");
-  client.forward_authorization(authorization ? std::optional<std::optional<std::string>>(authorization)
-                                             : std::nullopt);
+  client.forward_authorization(authorization);
   std::vector<std::string> headers = route.kind == RouteKind::manifest ? manifest_headers() : std::vector<std::string>{};
   if (const auto range = request.header("range")) headers.push_back("Range: " + *range);
   const registry::Reference reference{upstream.registry, route.repository, {}, std::nullopt};
@@ -167,8 +168,7 @@ Result<SharedOutcome> Mirror::fetch_tag(const Route& route, const Upstream& upst
   const auto image = fmt::format("{}/{}:{}", upstream.registry, route.repository, route.reference);
   HWIMG_TRY_ASSIGN(auto lease, m_upstreams.lease(upstream));
   auto& client = lease->client();
-  client.forward_authorization(authorization ? std::optional<std::optional<std::string>>(authorization)
-                                             : std::nullopt);
+  client.forward_authorization(authorization);
   registry::Reference reference{upstream.registry, route.repository, route.reference, std::nullopt};
   HWIMG_TRY_ASSIGN(auto answer, client.forward(reference, registry::ReadMethod::get, api_path(route),
                                                 manifest_headers(), oci::max_manifest_size));
@@ -181,8 +181,21 @@ Result<SharedOutcome> Mirror::fetch_tag(const Route& route, const Upstream& upst
   HWIMG_TRY_ASSIGN(const auto document, registry::manifest_from_answer(answer, reference));
   image::RegistryReader reader(client, reference);
   reader.remember(document);
+  const auto cache_key = [&](const oci::Digest& digest) {
+    return fmt::format("{}/{}@{}", upstream.registry, route.repository, digest.str());
+  };
+  if (oci::media_type::is_index(document.media_type)) {
+    if (const auto index = oci::parse_index(document.bytes)) {
+      for (const auto& entry : index->manifests) {
+        if (auto bytes = m_manifests.find(cache_key(entry.digest))) {
+          reader.remember({std::move(*bytes), entry.media_type, entry.digest});
+        }
+      }
+    }
+  }
   const auto facts = m_host.facts();
   HWIMG_TRY_ASSIGN(auto judged, answer_tag(document, image, reader, *facts, m_settings.gpus));
+  if (judged.kind == TagAnswer::Kind::variant) m_manifests.keep(cache_key(judged.digest), judged.bytes);
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(m_now() - started).count();
   switch (judged.kind) {
     case TagAnswer::Kind::variant:

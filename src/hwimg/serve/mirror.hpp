@@ -12,6 +12,7 @@
 #include "hwimg/select/gpu_selection.hpp"
 #include "hwimg/serve/host_state.hpp"
 #include "hwimg/serve/http_server.hpp"
+#include "hwimg/serve/manifest_cache.hpp"
 #include "hwimg/serve/metrics.hpp"
 #include "hwimg/serve/route.hpp"
 #include "hwimg/serve/tag_cache.hpp"
@@ -49,6 +50,7 @@ private:
   util::Output& m_output;
   MirrorSettings m_settings;
   TagCache m_tags;
+  ManifestCache m_manifests{32 << 20};
   TagCache::Now m_now;
 };
 
