@@ -31,6 +31,14 @@ Transport make_transport() {
   return Transport::create({}).value();
 }
 
+// For a TlsCannedServer whose certificate is in `ca_file`.
+TransportOptions tls_options(const std::filesystem::path& ca_file) {
+  TransportOptions options;
+  options.ca_file = ca_file;
+  options.stall_timeout = std::chrono::seconds(5);
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("bodies by length, chunked and to the end of the connection; a kept-alive connection reused") {
@@ -148,10 +156,7 @@ TEST_CASE("a second TLS connection to the same origin resumes the first one's se
   const auto dir = test::scratch_directory("hwimg-tls");
   const auto ca_file = dir.path() / "ca.pem";
   test::TlsCannedServer server(ca_file, 3);
-  TransportOptions options;
-  options.ca_file = ca_file;
-  options.stall_timeout = std::chrono::seconds(5);
-  auto transport = Transport::create(options).value();
+  auto transport = Transport::create(tls_options(ca_file)).value();
   for (const auto* path : {"/v2/", "/v2/a", "/v2/b"}) {
     const auto answer = exchange(transport, Request{Method::get, server.url(path)});
     CHECK_MESSAGE(answer.ok(), answer.error);
@@ -169,9 +174,7 @@ TEST_CASE("TLS sessions are shared between transports on different threads") {
   const auto dir = test::scratch_directory("hwimg-tls");
   const auto ca_file = dir.path() / "ca.pem";
   test::TlsCannedServer server(ca_file, 2);
-  TransportOptions options;
-  options.ca_file = ca_file;
-  options.stall_timeout = std::chrono::seconds(5);
+  const auto options = tls_options(ca_file);
   for (const auto* path : {"/v2/a", "/v2/b"}) {
     // Each copier of `hwimg copy -j` runs its own transport on its own thread.
     std::thread([&] {
@@ -193,10 +196,7 @@ TEST_CASE("a redirect from HTTPS to plain HTTP is followed only to this machine"
   const auto redirect_to = [](const std::string& url) {
     return "HTTP/1.1 307 Temporary Redirect\r\nLocation: " + url + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
   };
-  TransportOptions options;
-  options.ca_file = ca_file;
-  options.stall_timeout = std::chrono::seconds(5);
-  auto transport = Transport::create(options).value();
+  auto transport = Transport::create(tls_options(ca_file)).value();
   SUBCASE("to another host: refused before connecting, the content never travels in clear") {
     test::TlsCannedServer server(ca_file, 1, redirect_to("http://blobs.example.invalid/sha256:ab"));
     Request request{Method::get, server.url("/v2/app/blobs/sha256:ab")};
