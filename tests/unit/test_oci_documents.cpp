@@ -47,3 +47,18 @@ TEST_CASE("image config keeps env order and replaces by name") {
   CHECK(c.env_value("A") == "1");
   CHECK_FALSE(c.env_value("B"));
 }
+
+TEST_CASE("image config history: empty_layer of another type is an error naming it, not an exception") {
+  const auto good = parse_image_config(
+      R"({"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]},)"
+      R"("history":[{"created_by":"a","empty_layer":true},{"created_by":"b"}]})");
+  REQUIRE_MESSAGE(good, good.error().message);
+  REQUIRE(good->history.size() == 2);
+  CHECK(good->history[0].empty_layer);
+  CHECK_FALSE(good->history[1].empty_layer);
+  const auto bad = parse_image_config(
+      R"({"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]},)"
+      R"("history":[{"created_by":"a","empty_layer":"yes"}]})");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("config.history[].empty_layer: expected true or false") != std::string::npos);
+}

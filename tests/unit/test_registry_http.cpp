@@ -89,6 +89,11 @@ TEST_CASE("registry errors are described from their JSON body") {
   text.headers.emplace_back("content-type", "text/plain; charset=utf-8");
   text.body = "404 page not found\n";
   CHECK(describe(text) == "HTTP 404: 404 page not found");
+  Response odd;  // fields of other types than the spec's are shown, not thrown (issue 23, F1)
+  odd.status = 500;
+  odd.headers.emplace_back("content-type", "application/json");
+  odd.body = R"({"errors":[{"code":1,"message":["a","b"]},{"code":null},"not an object"]})";
+  CHECK(describe(odd) == "HTTP 500 1: [\"a\",\"b\"]");
   Response dropped;
   dropped.failure = TransportFailure::connect;
   dropped.error = "Couldn't connect to server";
@@ -113,4 +118,19 @@ TEST_CASE("origins: credentials follow a redirect only to the same scheme, host 
 TEST_CASE("an answer cut off at its limit says so, keeping an error status") {
   CHECK(too_large_error(200, 4194304) == "answer larger than 4194304 bytes");
   CHECK(too_large_error(404, 1048576) == "HTTP 404 with an answer larger than 1048576 bytes");
+}
+
+TEST_CASE("token answers: access_token else token; expires_in of any type or size never throws") {
+  const auto token = parse_token_answer(R"({"token":"t1","access_token":"a1","expires_in":300})");
+  REQUIRE_MESSAGE(token, token.error().message);
+  CHECK(token->token == "a1");
+  CHECK(token->lifetime == std::chrono::seconds(300));
+  CHECK(parse_token_answer(R"({"token":"t1"})")->token == "t1");
+  CHECK(parse_token_answer(R"({"token":"t1"})")->lifetime == std::chrono::seconds(60));
+  CHECK(parse_token_answer(R"({"token":"t","expires_in":"300"})")->lifetime == std::chrono::seconds(60));
+  CHECK(parse_token_answer(R"({"token":"t","expires_in":9223372036854775807})")->lifetime == std::chrono::hours(24));
+  CHECK(parse_token_answer(R"({"token":"t","expires_in":-5})")->lifetime == std::chrono::seconds(60));
+  CHECK(parse_token_answer(R"({"expires_in":300})").error().message == "the answer holds no token");
+  CHECK(parse_token_answer(R"([1,2])").error().message == "the answer is not a JSON object");
+  CHECK_FALSE(parse_token_answer(R"({"access_token":7})"));
 }

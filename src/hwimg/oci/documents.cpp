@@ -24,6 +24,16 @@ public:
   [[nodiscard]] const json* object(std::string_view key, bool required = false) {
     return find(key, Kind::object, required);
   }
+  // false when absent or null; another type is an error, not an exception.
+  [[nodiscard]] bool boolean(std::string_view key) {
+    const auto it = m_object.find(key);
+    if (it == m_object.end() || it->is_null()) return false;
+    if (!it->is_boolean()) {
+      note_error(fmt::format("{}.{}: expected true or false", m_path, key));
+      return false;
+    }
+    return it->get<bool>();
+  }
   [[nodiscard]] const json* array(std::string_view key, bool required = false) {
     return find(key, Kind::array, required);
   }
@@ -334,8 +344,7 @@ Result<ImageConfig> parse_image_config(std::string_view text) {
     for (const auto& item : *history) {
       if (!item.is_object()) continue;
       Reader h(item, "config.history[]");
-      c.history.push_back({h.string("created"), h.string("created_by"), h.string("comment"),
-                           item.value("empty_layer", false)});
+      c.history.push_back({h.string("created"), h.string("created_by"), h.string("comment"), h.boolean("empty_layer")});
       r.merge(h);
     }
   }

@@ -58,10 +58,16 @@ std::string describe(const Response& r) {
       std::vector<std::string> parts;
       for (const auto& e : (*body)["errors"]) {
         if (!e.is_object()) continue;
-        auto part = e.value("code", std::string());
-        if (const auto message = e.value("message", std::string()); !message.empty()) part += ": " + message;
+        // A registry's error fields are read whatever their type: a number where a string belongs
+        // is shown as JSON, never thrown (a mirror must survive any answer).
+        const auto text_of = [&e](const char* key) {
+          if (!e.contains(key) || e[key].is_null()) return std::string();
+          return e[key].is_string() ? e[key].get<std::string>() : first_line(e[key].dump(), 200);
+        };
+        auto part = text_of("code");
+        if (const auto message = text_of("message"); !message.empty()) part += ": " + message;
         if (e.contains("detail") && !e["detail"].is_null()) part += " (" + first_line(e["detail"].dump(), 200) + ")";
-        parts.push_back(std::move(part));
+        if (!part.empty()) parts.push_back(std::move(part));
       }
       if (!parts.empty()) return out + " " + util::join(parts, "; ");
     }

@@ -12,7 +12,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto min_token_lifetime = 60s;
+constexpr std::chrono::seconds min_token_lifetime = 60s;
+constexpr std::chrono::seconds max_token_lifetime = 24h;
 constexpr auto token_margin = 5s;
 
 // Whether a token asked for `granted` (space-joined scopes) was asked for every one of `wanted`,
@@ -28,6 +29,27 @@ bool token_covers(std::string_view granted, const Scopes& wanted) {
 }
 
 }  // namespace
+
+Result<TokenAnswer> parse_token_answer(std::string_view body) {
+  const auto document = util::json::parse_object(body);
+  if (!document) return fail("the answer is not a JSON object");
+  TokenAnswer out;
+  for (const auto* key : {"access_token", "token"}) {
+    HWIMG_TRY_ASSIGN(const auto value, with_context(util::json::string_member(*document, key), key));
+    if (value && !value->empty()) {
+      out.token = *value;
+      break;
+    }
+  }
+  if (out.token.empty()) return fail("the answer holds no token");
+  // expires_in is an integer of seconds (distribution's token spec); anything else, or a lifetime
+  // too long to add to a clock, is read as the shortest lifetime: the token is asked again sooner.
+  const auto expires = util::json::integer_member(*document, "expires_in");
+  std::int64_t seconds = expires && *expires ? **expires : 0;
+  seconds = std::clamp<std::int64_t>(seconds, min_token_lifetime.count(), max_token_lifetime.count());
+  out.lifetime = std::chrono::seconds(seconds);
+  return out;
+}
 
 Result<const Credentials*> Session::known_credentials(RegistryState& state) {
   if (const auto it = m_credential_overrides.find(state.name); it != m_credential_overrides.end()) {
@@ -131,14 +153,10 @@ void Session::with_authorization(RegistryState& state, const Scopes& scopes, boo
       }
       return done(fail("failed to get a registry token: {}", describe(r)));
     }
-    const auto body = util::json::parse_object(r.body).value_or(util::json::Json::object());
-    auto token = body.value("access_token", std::string());
-    if (token.empty()) token = body.value("token", std::string());
-    if (token.empty()) return done(fail("failed to get a registry token: the answer holds no token"));
-    auto lifetime = std::chrono::seconds(body.value("expires_in", std::int64_t{0}));
-    lifetime = std::max<std::chrono::seconds>(lifetime, min_token_lifetime);
-    state.tokens[key] = Token{token, std::chrono::steady_clock::now() + lifetime - token_margin};
-    done("Bearer " + token);
+    auto answer = parse_token_answer(r.body);
+    if (!answer) return done(fail("failed to get a registry token: {}", answer.error().message));
+    state.tokens[key] = Token{answer->token, std::chrono::steady_clock::now() + answer->lifetime - token_margin};
+    done("Bearer " + answer->token);
   });
 }
 

@@ -3,6 +3,7 @@
 // HTTP where allowed), authentication (anonymous, basic, bearer tokens cached per scope), and
 // retries with exponential backoff and jitter. Internal to hwimg::registry.
 
+#include <chrono>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hwimg/registry/detail/challenge.hpp"
@@ -37,6 +39,14 @@ using ExchangeDone = std::function<void(Result<Response>)>;
 // "repository:NAME:pull" or "repository:NAME:pull,push".
 [[nodiscard]] std::string repository_scope(std::string_view repository, std::string_view actions);
 
+
+// A token service's answer: its token (access_token, else token) and how long it may be used (its
+// expires_in, at least 60 s and at most a day), read whatever the types of its fields.
+struct TokenAnswer {
+  std::string token;
+  std::chrono::seconds lifetime{0};
+};
+[[nodiscard]] Result<TokenAnswer> parse_token_answer(std::string_view body);
 
 // One line explaining a failed exchange: the registry's error codes and messages, or the
 // transport failure. Never includes request headers.
