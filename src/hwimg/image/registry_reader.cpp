@@ -81,11 +81,8 @@ Result<std::vector<std::string>> RegistryReader::referrers(const std::vector<oci
                                                       {registry::manifest_accept_header()}, oci::max_manifest_size));
   const auto lists_end = static_cast<std::ptrdiff_t>(answers.size() - unread.size());
   for (std::size_t i = 0; i < unread.size(); ++i) {
-    const auto& answer = answers[static_cast<std::size_t>(lists_end) + i];
-    if (answer.status != 200) {
-      return fail("failed to get manifest {}: {}", unread[i].str(), registry::describe_answer(answer));
-    }
-    HWIMG_TRY_ASSIGN(const auto manifest, registry::manifest_from_answer(answer, unread[i]));
+    HWIMG_TRY_ASSIGN(const auto manifest,
+                     registry::manifest_from_answer(answers[static_cast<std::size_t>(lists_end) + i], unread[i]));
     m_documents.insert_or_assign(manifest.digest, manifest.bytes);
   }
   answers.erase(answers.begin() + lists_end, answers.end());

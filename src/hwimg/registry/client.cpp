@@ -108,6 +108,7 @@ std::string describe_answer(const Answer& answer) {
 
 Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Reference& ref) {
   const auto what = fmt::format("get manifest {}", ref.str());
+  if (answer.status != 200) return fail("failed to {}: {}", what, describe_answer(answer));
   FetchedManifest out;
   out.bytes = answer.body;
   out.digest = oci::Digest::sha256_of(out.bytes);
@@ -154,7 +155,6 @@ Result<std::vector<FetchedManifest>> Client::get_manifests(const std::vector<Ref
   HWIMG_TRY_ASSIGN(const auto answers, forward_all(refs.front(), ReadMethod::get, paths, request.headers,
                                                    request.max_response_body));
   for (std::size_t i = 0; i < refs.size(); ++i) {
-    if (answers[i].status != 200) return fail("failed to get manifest {}: {}", refs[i].str(), describe_answer(answers[i]));
     HWIMG_TRY_ASSIGN(auto manifest, manifest_from_answer(answers[i], refs[i]));
     out.push_back(std::move(manifest));
   }

@@ -49,8 +49,8 @@ enum class ReadMethod { get, head };
 // "Accept: " with every OCI and Docker manifest and index type (2.8.2 answers 404 without them).
 [[nodiscard]] const std::string& manifest_accept_header();
 
-// A 200 answer to a manifest request checked as get_manifest checks it (size, digest against the
-// reference and Docker-Content-Digest, JSON, media type).
+// An answer to a manifest request checked as get_manifest checks it: anything but 200 refused with
+// its status, then size, digest against the reference and Docker-Content-Digest, JSON, media type.
 [[nodiscard]] Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Reference& reference);
 
 // Blobs an image needs that are not in its layout, and the repository holding each (the layers

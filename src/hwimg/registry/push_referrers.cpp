@@ -8,6 +8,17 @@
 #include "hwimg/registry/referrers.hpp"
 
 namespace hwimg::registry {
+namespace {
+
+// The referrers tag's index from a GET of it: empty where the tag does not exist, anything but an
+// image index refused.
+Result<oci::Index> tag_index_from(const Response& r) {
+  if (r.ok() && r.status == 404) return oci::Index{};
+  if (!r.ok() || r.status != 200) return fail("{}", describe(r));
+  return read_referrers_index(r.header("content-type").value_or(""), r.body);
+}
+
+}  // namespace
 
 void Pusher::group_referrer(const PlannedManifest& referrer) {
   const auto manifest = oci::parse_manifest(referrer.bytes);  // add_referrer checked it has a subject
@@ -29,12 +40,7 @@ void Pusher::check_referrers(SubjectReferrers& group) {
   Request request{Method::get, referrers_tag_url(group)};
   request.headers.push_back(manifest_accept_header());
   exchange(std::move(request), Retry::safe, [&group](Response r) {
-    if (!r.ok() || (r.status != 200 && r.status != 404)) return;
-    if (r.status == 404) {
-      group.tag_index = oci::Index{};
-      return;
-    }
-    auto index = read_referrers_index(r.header("content-type").value_or(""), r.body);
+    auto index = tag_index_from(r);
     if (!index) return;
     for (const auto& d : index->manifests) group.listed.insert(d.digest);
     group.tag_index = std::move(*index);
@@ -72,14 +78,9 @@ void Pusher::list_referrers(SubjectReferrers& group) {
   Request request{Method::get, referrers_tag_url(group)};
   request.headers.push_back(manifest_accept_header());
   exchange(std::move(request), Retry::safe, [this, &group](Response r) {
-    if (!r.ok() || (r.status != 200 && r.status != 404)) return referrers_tag_failed(group, describe(r));
-    oci::Index index;
-    if (r.status == 200) {
-      auto read = read_referrers_index(r.header("content-type").value_or(""), r.body);
-      if (!read) return referrers_tag_failed(group, read.error().message);
-      index = std::move(*read);
-    }
-    write_referrers_tag(group, std::move(index));
+    auto index = tag_index_from(r);
+    if (!index) return referrers_tag_failed(group, index.error().message);
+    write_referrers_tag(group, std::move(*index));
   });
 }
 

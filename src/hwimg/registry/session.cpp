@@ -157,7 +157,7 @@ Result<std::string> Session::connect(const std::string& registry, Probe probe) {
   auto* state = state_for(registry, error);
   if (state == nullptr) return std::unexpected(Error{error});
   // A registry that answered a request already told its scheme and challenge: no ping needed.
-  if (probe == Probe::lazy || state->pinged || state->answered) return state->base_url;
+  if (probe == Probe::lazy || state->answered) return state->base_url;
   Response response;
   const auto basic = preemptive_basic(*state);
   do {
@@ -181,7 +181,6 @@ Result<std::string> Session::connect(const std::string& registry, Probe probe) {
   } else if (basic) {
     accepted_preemptively(*state);
   }
-  state->pinged = true;
   return state->base_url;
 }
 

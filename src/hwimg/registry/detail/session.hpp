@@ -95,7 +95,6 @@ private:
     std::string base_url;
     bool scheme_known = false;  // an answer came back on base_url's scheme
     bool http_allowed = false;  // loopback or --insecure: plain HTTP when TLS is not spoken
-    bool pinged = false;
     bool answered = false;  // some exchange got an HTTP answer on the registry's scheme
     bool credentials_accepted = false;  // a request with them was answered other than 401
     std::optional<Challenge> challenge;  // the scheme /v2/ asked for; nullopt: anonymous
