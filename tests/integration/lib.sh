@@ -14,6 +14,8 @@ on_exit() { # runs registered cleanups in reverse order, then removes the scratc
 }
 trap on_exit EXIT
 add_cleanup() { cleanup_hooks+=("$1"); }
+# What hwimg remembers between commands (token realms, the default blob cache) stays with the suite.
+export XDG_CACHE_HOME="$TEST_TMP/xdg-cache"
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }

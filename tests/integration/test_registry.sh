@@ -97,9 +97,13 @@ wrong="$TEST_TMP/wrong"; mkdir -p "$wrong"
 wrong_password="not-the-password-$RANDOM"
 printf '{"auths":{"%s":{"auth":"%s"}}}' "$reg" "$(printf 'hwimg:%s' "$wrong_password" | base64 -w0)" > "$wrong/config.json"
 DOCKER_CONFIG="$wrong" hw_fails push -v "${tls[@]}" "oci:$layout:v1" "$reg/test/app:v1"
-assert_contains "$OUT" "hwimg: error: failed to authenticate to $reg: the registry rejected the configured credentials (HTTP 401 UNAUTHORIZED: authentication required" "wrong password"
-# The stored credentials go with the first request; once refused they are not tried again.
-assert_eq 1 "$(grep -c -- '-> 401' <<<"$OUT")" "requests refused for the wrong password"
+assert_contains "$OUT" "hwimg: error: failed to authenticate to $reg: the registry rejected the configured credentials (HTTP 401" "wrong password"
+# The stored credentials go with the first requests, sent at once; a request they were refused for
+# is not sent again with them, and nothing is sent after the refusals.
+refused=$(grep -- '-> 401' <<<"$OUT" | sed 's/ (.*//')
+[ -n "$refused" ] || fail "no request was refused for the wrong password"
+assert_eq "$(sort <<<"$refused")" "$(sort -u <<<"$refused")" "requests sent twice with the wrong password"
+assert_eq "$(grep -c -- ' -> ' <<<"$OUT")" "$(wc -l <<<"$refused")" "requests other than the refused ones"
 assert_no_secret "$wrong_password"
 assert_no_secret "$(printf 'hwimg:%s' "$wrong_password" | base64 -w0)"
 DOCKER_CONFIG="$TEST_TMP/empty" hw_fails push "${tls[@]}" "oci:$layout:v1" "$reg/test/app:v1"
@@ -110,6 +114,17 @@ make_layout "$TEST_TMP/verbose" v1 --variants 1 --seed 11 >/dev/null
 hw_ok push -v "${tls[@]}" "oci:$TEST_TMP/verbose:v1" "$reg/test/verbose"
 assert_contains "$OUT" "_state=REDACTED" "redacted upload state"
 if grep -qi 'authorization' <<< "$OUT"; then fail "verbose output mentions Authorization"; fi
+
+step "a loopback TLS registry reached without --ca-file: the first round asks in plain HTTP, then every request goes again on TLS"
+make_layout "$TEST_TMP/scheme" v1 --variants 2 --seed 12 >/dev/null
+hw_ok push -v --insecure "oci:$TEST_TMP/scheme:v1" "$reg/test/scheme"
+assert_contains "$OUT" "blobs uploaded" "push with the scheme learned from the first round"
+plain_round=$(grep -o 'hwimg: [A-Z]* http://[^ ]*' <<<"$OUT" | sed 's|http://|https://|' | sort)
+[ "$(wc -l <<<"$plain_round")" -gt 1 ] || fail "the first round was not sent at once: $OUT"
+# Each request of the plain round was sent again on TLS.
+while read -r line; do
+  grep -qF -- "$line " <<<"$OUT" || fail "not sent again on TLS: $line"
+done <<<"$plain_round"
 
 step "plain HTTP: a loopback registry works, a remote one is refused before any connection"
 start_registry plain --no-tls --no-auth

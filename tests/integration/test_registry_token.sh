@@ -61,8 +61,37 @@ DOCKER_CONFIG="$TEST_TMP/none" hw_fails tag "${tls[@]}" "$reg/team/app:v1" anon
 assert_contains "$OUT" "the registry requires credentials and none are configured (run: hwimg login $reg)" "anonymous"
 bad="$TEST_TMP/bad"; mkdir -p "$bad"
 printf '{"auths":{"%s":{"auth":"%s"}}}' "$reg" "$(printf 'hwimg:wrong-%s' "$password" | base64 -w0)" > "$bad/config.json"
+: > "$TEST_TMP/token.log"
 DOCKER_CONFIG="$bad" hw_fails push -v "${tls[@]}" "oci:$layout:v1" "$reg/team/app:v1"
 assert_contains "$OUT" "failed to get a registry token: the token service rejected the credentials" "wrong password"
+# The push's requests go at once and wait for one token: the wrong password is tried once.
+assert_eq "GET rejected credentials" "$(cat "$TEST_TMP/token.log")" "token requests with the wrong password"
+
+step "the realm is remembered: the next command asks for its token first, and no request is refused"
+memory="$XDG_CACHE_HOME/hwimg/registries.json"
+[ -f "$memory" ] || fail "no $memory after commands against a token registry"
+assert_eq 600 "$(stat -c %a "$memory")" "mode of the remembered realms"
+assert_eq "$realm" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["registries"]["https://"+sys.argv[2]]["realm"])' "$memory" "$reg")" "remembered realm"
+: > "$TEST_TMP/token.log"
+hw_ok digest -v "${tls[@]}" "$reg/team/app:v1"
+assert_contains "$OUT" "$index_digest" "digest with a remembered realm"
+# (GET /v2/ only opens the registry's connection while the token is fetched: its 401 is expected.)
+if grep -- '-> 401' <<<"$OUT" | grep -qv ' https://[^ ]*/v2/ -> '; then fail "a request refused although the realm was known: $OUT"; fi
+grep -q '/v2/team/app/manifests/v1 -> 200' <<<"$OUT" || fail "the manifest was not read with the token at once: $OUT"
+assert_eq "GET basic hwimg scopes=repository:team/app:pull" "$(cat "$TEST_TMP/token.log")" "token requests of a digest"
+
+step "a remembered realm that does not answer is forgotten, and the registry's challenge used"
+python3 - "$memory" "$reg" <<'PY'
+import json, sys
+path, reg = sys.argv[1], sys.argv[2]
+doc = json.load(open(path))
+doc["registries"]["https://" + reg]["realm"] = "https://127.0.0.1:1/token"
+json.dump(doc, open(path, "w"))
+PY
+hw_ok digest -v "${tls[@]}" "$reg/team/app:v1"
+assert_contains "$OUT" "$index_digest" "digest after a stale realm"
+assert_contains "$OUT" "forgetting the token realm remembered for $reg" "stale realm forgotten"
+assert_eq "$realm" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["registries"]["https://"+sys.argv[2]]["realm"])' "$memory" "$reg")" "realm learned again"
 if grep -q "Bearer\|eyJ" "$ALL_OUTPUT"; then fail "a token appeared in hwimg's output"; fi
 
 assert_no_secret "$password"

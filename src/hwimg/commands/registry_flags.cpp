@@ -12,6 +12,7 @@ registry::ClientOptions client_options(const RegistryFlags& flags, util::Output&
     options.docker_config_dir = docker_config_dir();
     options.docker_auth_config = variable("DOCKER_AUTH_CONFIG").value_or("");
   }
+  options.challenge_file = cache_root() / "registries.json";
   options.output = &output;
   return options;
 }

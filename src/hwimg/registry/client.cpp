@@ -320,12 +320,7 @@ Result<std::vector<Answer>> Client::forward_all(const Reference& ref, ReadMethod
                               },
                               authorization);
   };
-  // Until the registry has answered once, its scheme and challenge are unknown: the first request
-  // learns them (and gets the token) alone, so the others do not each fetch a token.
-  std::size_t first_batch = m_impl->session->answered_before(ref.registry) ? paths.size() : 1;
-  for (std::size_t i = 0; i < first_batch; ++i) send(i);
-  HWIMG_TRY(m_impl->session->transport().run_until([&] { return answered == first_batch; }));
-  for (std::size_t i = first_batch; i < paths.size(); ++i) send(i);
+  for (std::size_t i = 0; i < paths.size(); ++i) send(i);
   HWIMG_TRY(m_impl->session->transport().run_until([&] { return answered == paths.size(); }));
   std::vector<Answer> out;
   for (std::size_t i = 0; i < paths.size(); ++i) {

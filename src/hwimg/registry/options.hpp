@@ -16,6 +16,9 @@ struct ClientOptions {
   unsigned jobs = 4;                        // parallel blob uploads
   std::filesystem::path docker_config_dir;  // credentials; empty: none (anonymous)
   std::string docker_auth_config;           // $DOCKER_AUTH_CONFIG, consulted before docker_config_dir
+  // Where token realms are remembered between commands (registry/detail/challenge_memory.hpp);
+  // empty: nowhere.
+  std::filesystem::path challenge_file;
   std::uint64_t chunk_size = 64ull << 20;   // blobs above this go up in PATCH chunks of this size
   unsigned max_attempts = 8;                // per request (or per blob upload) on transient failures
   // Push progress (status), retries and every exchange (log, secrets redacted).

@@ -6,11 +6,12 @@ namespace hwimg::registry {
 
 Result<PushSummary> Pusher::run() {
   const auto& registry = m_destination.registry;
-  HWIMG_TRY(m_session.connect(registry, Probe::ping));
+  // No ping: the checks go at once, and the registry's scheme and challenge are learned from
+  // their answers (one token fetched for all of them).
+  HWIMG_TRY(m_session.connect(registry, Probe::lazy));
   const auto sources = make_jobs();
   m_scopes = {repository_scope(m_destination.repository, "pull,push")};
   for (const auto& source : sources) m_scopes.push_back(repository_scope(source, "pull"));
-  HWIMG_TRY(m_session.authorize(registry, m_scopes));
 
   start_checks();
   HWIMG_TRY(finish_phase());

@@ -85,7 +85,8 @@ Result<Response> expect_status(Result<Response> result, std::initializer_list<lo
 }
 
 Session::Session(ClientOptions options, Transport transport)
-    : m_options(std::move(options)), m_transport(std::move(transport)), m_random(std::random_device{}()) {}
+    : m_options(std::move(options)), m_transport(std::move(transport)), m_random(std::random_device{}()),
+      m_memory(ChallengeMemory::load(m_options.challenge_file)) {}
 
 Result<std::unique_ptr<Session>> Session::create(ClientOptions options) {
   if (options.jobs == 0) options.jobs = 1;
@@ -120,6 +121,12 @@ Session::RegistryState* Session::state_for(const std::string& registry, std::str
   state.base_url = (plain_first ? "http://" : "https://") + state.authority;
   state.scheme_known = m_options.plain_http;
   state.http_allowed = loopback || m_options.insecure;
+  // A token realm this registry named before: its token is asked for while the registry is
+  // reached. Were it wrong, the registry's 401 teaches the right one, as without it.
+  if (auto remembered = m_memory.find(state.base_url); remembered && realm_allowed(remembered->param("realm"))) {
+    state.challenge = std::move(remembered);
+    state.challenge_remembered = true;
+  }
   return &state;
 }
 
@@ -136,10 +143,13 @@ bool speaks_tls(const Response& response) {
 
 }  // namespace
 
-bool Session::switch_scheme(RegistryState& state, const Response& response) {
-  const bool plain = state.base_url.starts_with("http://");
-  const bool mismatch = !state.scheme_known && state.http_allowed &&
-                        (plain ? speaks_tls(response) : response.failure == TransportFailure::tls_handshake);
+bool Session::switch_scheme(RegistryState& state, const std::string& sent_base, const Response& response) {
+  const bool plain = sent_base.starts_with("http://");
+  const bool other_scheme =
+      state.http_allowed && (plain ? speaks_tls(response) : response.failure == TransportFailure::tls_handshake);
+  // Sent at once with a request whose answer switched the scheme: it only has to go again.
+  if (sent_base != state.base_url) return other_scheme;
+  const bool mismatch = !state.scheme_known && other_scheme;
   state.answered = state.answered || (response.ok() && !mismatch);
   if (state.scheme_known || !state.http_allowed) return false;
   if (!mismatch) {
@@ -160,14 +170,16 @@ Result<std::string> Session::connect(const std::string& registry, Probe probe) {
   if (probe == Probe::lazy || state->answered) return state->base_url;
   Response response;
   const auto basic = preemptive_basic(*state);
+  std::string sent_base;
   do {
     std::optional<Response> out;
-    Request ping{Method::get, state->base_url + "/v2/"};
+    sent_base = state->base_url;
+    Request ping{Method::get, sent_base + "/v2/"};
     if (basic) ping.headers.push_back("Authorization: " + *basic);
     send(std::move(ping), state->scheme_known ? Retry::safe : Retry::never, 0, [&out](Response r) { out = std::move(r); });
     HWIMG_TRY(m_transport.run());
     response = std::move(*out);
-  } while (switch_scheme(*state, response));
+  } while (switch_scheme(*state, sent_base, response));
   if (!response.ok()) return fail("failed to connect to {}: {}", registry, describe(response));
   if (response.status == 401) {
     HWIMG_TRY(learn_challenge(*state, registry, response));
@@ -200,15 +212,10 @@ void Session::send(Request request, Retry retry, unsigned attempt, std::function
   });
 }
 
-bool Session::answered_before(const std::string& registry) const {
-  const auto it = m_registries.find(registry);
-  return it != m_registries.end() && it->second.answered;
-}
-
 void Session::exchange(const std::string& registry, Request request, Scopes scopes, Retry retry, ExchangeDone done,
                        Authorization authorization) {
   if (authorization == Authorization::as_given) return attempt_as_given(registry, std::move(request), retry, std::move(done));
-  attempt(registry, std::move(request), std::move(scopes), retry, false, std::move(done), authorization);
+  attempt(registry, std::move(request), std::move(scopes), retry, std::nullopt, std::move(done), authorization);
 }
 
 void Session::attempt_as_given(const std::string& registry, Request request, Retry retry, ExchangeDone done) {
@@ -219,32 +226,35 @@ void Session::attempt_as_given(const std::string& registry, Request request, Ret
   Request sent = request;
   if (!sent.url.starts_with("http://") && !sent.url.starts_with("https://")) sent.url = state.base_url + sent.url;
   // Not retried until the scheme is known: a failure may only mean the other scheme.
-  send(std::move(sent), state.scheme_known ? retry : Retry::never, 0, [this, &state, registry, request = std::move(request), retry,
-                                   done = std::move(done)](Response r) mutable {
-    if (switch_scheme(state, r)) return attempt_as_given(registry, std::move(request), retry, std::move(done));
+  send(std::move(sent), state.scheme_known ? retry : Retry::never, 0,
+       [this, &state, registry, request = std::move(request), retry, sent_base = state.base_url,
+        done = std::move(done)](Response r) mutable {
+    if (switch_scheme(state, sent_base, r)) return attempt_as_given(registry, std::move(request), retry, std::move(done));
     done(std::move(r));
   });
 }
 
-void Session::attempt(const std::string& registry, Request request, Scopes scopes, Retry retry, bool reauthenticated,
-                      ExchangeDone done, Authorization authorization) {
+void Session::attempt(const std::string& registry, Request request, Scopes scopes, Retry retry,
+                      std::optional<std::string> refused, ExchangeDone done, Authorization authorization) {
   std::string error;
   auto* found = state_for(registry, error);
   if (found == nullptr) return done(std::unexpected(Error{error}));
   auto& state = *found;
-  with_authorization(state, scopes, reauthenticated, [this, &state, registry, request = std::move(request), scopes,
-                                                      retry, reauthenticated, authorization,
-                                                      done = std::move(done)](auto header) mutable {
+  with_authorization(state, scopes, refused, [this, &state, registry, request = std::move(request), scopes, retry,
+                                              refused = std::move(refused), authorization,
+                                              done = std::move(done)](auto header) mutable {
     if (!header) return done(std::unexpected(header.error()));
+    std::optional<std::string> authorized = std::move(*header);
+    const bool preemptive = authorized.has_value() && !state.challenge;
     Request sent = request;
     if (!sent.url.starts_with("http://") && !sent.url.starts_with("https://")) sent.url = state.base_url + sent.url;
-    if (*header) sent.headers.push_back("Authorization: " + **header);
+    if (authorized) sent.headers.push_back("Authorization: " + *authorized);
     send(std::move(sent), state.scheme_known ? retry : Retry::never, 0,
-         [this, &state, registry, request = std::move(request), scopes = std::move(scopes), retry, reauthenticated,
-          authorization, authorized = header->has_value(), preemptive = header->has_value() && !state.challenge,
-          done = std::move(done)](Response r) mutable {
-      if (switch_scheme(state, r)) {
-        return attempt(registry, std::move(request), std::move(scopes), retry, reauthenticated, std::move(done),
+         [this, &state, registry, request = std::move(request), scopes = std::move(scopes), retry,
+          refused = std::move(refused), authorization, sent_base = state.base_url, authorized = std::move(authorized),
+          preemptive, done = std::move(done)](Response r) mutable {
+      if (switch_scheme(state, sent_base, r)) {
+        return attempt(registry, std::move(request), std::move(scopes), retry, std::move(refused), std::move(done),
                        authorization);
       }
       // A 401 from where a redirect led (blob storage on another host) is not the registry's: its
@@ -255,7 +265,7 @@ void Session::attempt(const std::string& registry, Request request, Scopes scope
         if (!state.challenge) accepted_preemptively(state);
       }
       if (r.ok() && r.status == 401) {
-        if (!reauthenticated) {
+        if (!refused) {
           if (auto learned = learn_challenge(state, registry, r); !learned) return done(std::unexpected(learned.error()));
           // Basic credentials sent before the challenge were these: asking again would only be
           // refused again.
@@ -265,8 +275,8 @@ void Session::attempt(const std::string& registry, Request request, Scopes scope
                 if (c.scheme == "bearer") scopes = merge_scopes(scopes, split_scopes(c.param("scope")));
               }
             }
-            return attempt(registry, std::move(request), std::move(scopes), retry, true, std::move(done),
-                           authorization);
+            return attempt(registry, std::move(request), std::move(scopes), retry, authorized.value_or(""),
+                           std::move(done), authorization);
           }
         }
         if (authorization == Authorization::session_or_challenge) return done(std::move(r));

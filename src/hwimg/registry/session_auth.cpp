@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "hwimg/registry/detail/session.hpp"
+#include "hwimg/registry/reference.hpp"
 #include "hwimg/util/strings.hpp"
 #include "hwimg/util/json_reader.hpp"
 
@@ -15,6 +16,10 @@ using namespace std::chrono_literals;
 constexpr std::chrono::seconds min_token_lifetime = 60s;
 constexpr std::chrono::seconds max_token_lifetime = 24h;
 constexpr auto token_margin = 5s;
+// A token service that refused the credentials is not asked again for the same scopes this soon:
+// requests whose 401 came after the refusal fail with it (a wrong password tried once, not once
+// per request), and a long-running mirror asks again once it may have been fixed.
+constexpr auto refusal_memory = 30s;
 
 // Whether a token asked for `granted` (space-joined scopes) was asked for every one of `wanted`,
 // a repository's "pull,push" standing for its "pull" and "push" too.
@@ -88,6 +93,8 @@ Result<void> Session::learn_challenge(RegistryState& state, const std::string& r
     }
   }
   state.challenge = bearer ? bearer : basic;
+  state.challenge_remembered = false;
+  if (state.challenge) m_memory.remember(state.base_url, *state.challenge);
   if (!state.challenge) {
     return fail("failed to authenticate to {}: HTTP 401 without a Basic or Bearer challenge", registry);
   }
@@ -108,26 +115,51 @@ std::string Session::auth_failure(const std::string& registry, const Response& r
                      "check them with: hwimg login {}", registry, describe(response), registry);
 }
 
-void Session::with_authorization(RegistryState& state, const Scopes& scopes, bool refresh,
-                                 std::function<void(Result<std::optional<std::string>>)> done) {
+bool realm_allowed(std::string_view realm) {
+  // Credentials go to the realm: never in clear across a network (docs/compatibility.md#registry-authentication).
+  return realm.starts_with("https://") || (realm.starts_with("http://") && is_loopback_host(url_host(realm)));
+}
+
+void Session::with_authorization(RegistryState& state, const Scopes& scopes, const std::optional<std::string>& refused,
+                                 AuthorizationDone done) {
   if (!state.challenge) return done(preemptive_basic(state));
-  const auto& credentials = *state.credentials;
+  const auto known = known_credentials(state);
+  if (!known) return done(std::unexpected(known.error()));
+  const auto& credentials = **known;
   if (state.challenge->scheme == "basic") {
     if (credentials.username.empty()) return done(std::optional<std::string>());
     return done("Basic " + base64_encode(credentials.username + ":" + credentials.password));
   }
   if (!credentials.registry_token.empty()) return done("Bearer " + credentials.registry_token);
-  const auto key = util::join(scopes, " ");
-  auto it = state.tokens.find(key);
+  auto it = state.tokens.find(util::join(scopes, " "));
   // A push's token serves the reads and writes that follow it (a 401 still refreshes).
   if (it == state.tokens.end()) it = std::ranges::find_if(state.tokens, [&](const auto& t) { return token_covers(t.first, scopes); });
-  if (!refresh && it != state.tokens.end() && std::chrono::steady_clock::now() < it->second.expires) {
+  if (it != state.tokens.end() && std::chrono::steady_clock::now() < it->second.expires &&
+      refused != "Bearer " + it->second.value) {
     return done("Bearer " + it->second.value);
   }
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& [asked, refusal] : state.token_refusals) {
+    if (token_covers(asked, scopes) && now < refusal.until) return done(std::unexpected(refusal.error));
+  }
+  // Requests sent at once share one token: the first asks, the others wait for its answer.
+  for (auto& [granted, waiting] : state.token_fetches) {
+    if (token_covers(granted, scopes)) return waiting.push_back(std::move(done));
+  }
+  state.token_fetches[util::join(scopes, " ")].push_back(std::move(done));
+  fetch_token(state, scopes, credentials);
+}
+
+void Session::fetch_token(RegistryState& state, const Scopes& scopes, const Credentials& credentials) {
+  const auto key = util::join(scopes, " ");
   const auto realm = state.challenge->param("realm");
-  const bool registry_plain = state.base_url.starts_with("http://");
-  if (!realm.starts_with("https://") && !(realm.starts_with("http://") && registry_plain)) {
-    return done(fail("failed to get a registry token: the realm \"{}\" is not an https URL", realm));
+  if (!realm_allowed(realm)) {
+    return token_fetched(state, key, fail("failed to get a registry token: the realm \"{}\" is not an https URL", realm));
+  }
+  // Until the registry has answered, its connection is made while the token service answers.
+  if (!state.answered && !same_origin(realm, state.base_url)) {
+    send(Request{Method::get, state.base_url + "/v2/"}, Retry::never, 0,
+         [this, &state, sent_base = state.base_url](Response r) { switch_scheme(state, sent_base, r); });
   }
   Request request;
   const auto service = state.challenge->param("service");
@@ -145,38 +177,41 @@ void Session::with_authorization(RegistryState& state, const Scopes& scopes, boo
                                 base64_encode(credentials.username + ":" + credentials.password));
     }
   }
-  send(std::move(request), Retry::safe, 0, [&state, key, done = std::move(done)](Response r) {
+  // A remembered realm that does not answer is not waited for: the registry's challenge is asked.
+  send(std::move(request), state.challenge_remembered ? Retry::never : Retry::safe, 0, [this, &state, key](Response r) {
     if (!r.ok() || r.status != 200) {
       if (r.ok() && (r.status == 401 || r.status == 403)) {
-        return done(fail("failed to get a registry token: the token service rejected the credentials ({})",
-                         describe(r)));
+        auto refused = fail("failed to get a registry token: the token service rejected the credentials ({})",
+                            describe(r));
+        state.token_refusals[key] = {refused.error(), std::chrono::steady_clock::now() + refusal_memory};
+        return token_fetched(state, key, std::move(refused));
       }
-      return done(fail("failed to get a registry token: {}", describe(r)));
+      return token_fetched(state, key, fail("failed to get a registry token: {}", describe(r)));
     }
     auto answer = parse_token_answer(r.body);
-    if (!answer) return done(fail("failed to get a registry token: {}", answer.error().message));
+    if (!answer) return token_fetched(state, key, fail("failed to get a registry token: {}", answer.error().message));
     state.tokens[key] = Token{answer->token, std::chrono::steady_clock::now() + answer->lifetime - token_margin};
-    done("Bearer " + answer->token);
+    token_fetched(state, key, "Bearer " + answer->token);
   });
+}
+
+void Session::token_fetched(RegistryState& state, const std::string& key, Result<std::optional<std::string>> header) {
+  if (!header && state.challenge_remembered && !state.token_refusals.contains(key)) {
+    // The realm remembered from an earlier command did not answer as a token service (a refusal
+    // of the credentials is theirs, not the realm's): ask the registry for its challenge.
+    m_options.output->log(fmt::format("forgetting the token realm remembered for {}: {}", state.name, header.error().message));
+    m_memory.forget(state.base_url);
+    state.challenge.reset();
+    state.challenge_remembered = false;
+    header = preemptive_basic(state);
+  }
+  const auto waiting = std::move(state.token_fetches[key]);
+  state.token_fetches.erase(key);
+  for (const auto& done : waiting) done(header);
 }
 
 void Session::use_credentials(const std::string& registry, Credentials credentials) {
   m_credential_overrides[registry] = std::move(credentials);
-}
-
-Result<void> Session::authorize(const std::string& registry, const Scopes& scopes) {
-  HWIMG_TRY(connect(registry, Probe::ping));
-  std::optional<Result<std::optional<std::string>>> out;
-  with_authorization(m_registries.at(registry), scopes, false, [&out](auto r) { out = std::move(r); });
-  HWIMG_TRY(m_transport.run());
-  HWIMG_TRY(*out);
-  // Basic credentials are checked once here, so parallel requests do not all fail with them.
-  const auto& challenge = m_registries.at(registry).challenge;
-  if (challenge && challenge->scheme == "basic" && !m_registries.at(registry).credentials_accepted) {
-    HWIMG_TRY_ASSIGN(const auto check, exchange_now(registry, Request{Method::get, "/v2/"}, scopes, Retry::safe));
-    if (!check.ok() || check.status != 200) return fail("failed to connect to {}: {}", registry, describe(check));
-  }
-  return {};
 }
 
 }  // namespace hwimg::registry

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hwimg/registry/detail/challenge.hpp"
+#include "hwimg/registry/detail/challenge_memory.hpp"
 #include "hwimg/registry/credentials.hpp"
 #include "hwimg/registry/detail/http.hpp"
 #include "hwimg/registry/detail/retry.hpp"
@@ -48,6 +49,9 @@ struct TokenAnswer {
 };
 [[nodiscard]] Result<TokenAnswer> parse_token_answer(std::string_view body);
 
+// Whether credentials may be sent to this token realm: https, or plain HTTP on this machine.
+[[nodiscard]] bool realm_allowed(std::string_view realm);
+
 // One line explaining a failed exchange: the registry's error codes and messages, or the
 // transport failure. Never includes request headers.
 [[nodiscard]] std::string describe(const Response& response);
@@ -64,20 +68,15 @@ public:
   // Probe::lazy leaves that to the first real request, saving a round trip for single reads.
   [[nodiscard]] Result<std::string> connect(const std::string& registry, Probe probe);
 
-  // Gets the token for `scopes` now, so parallel requests that follow share it.
-  [[nodiscard]] Result<void> authorize(const std::string& registry, const Scopes& scopes);
-
   // Sends `request` (URL relative to the registry unless absolute) with credentials for `scopes`,
   // re-authenticating once on 401 and retrying transient failures when `retry` allows. Errors are
   // only for authentication; HTTP statuses and exhausted transport failures come as Response.
+  // Any number may be sent at once, before the registry's scheme or challenge is known: requests
+  // that needed the other scheme are sent again on it, and one token per scope serves them all.
   void exchange(const std::string& registry, Request request, Scopes scopes, Retry retry, ExchangeDone done,
                 Authorization authorization = Authorization::session);
   [[nodiscard]] Result<Response> exchange_now(const std::string& registry, Request request, Scopes scopes,
                                               Retry retry, Authorization authorization = Authorization::session);
-
-  // Whether `registry` has answered on its scheme, so its authentication is known (a challenge, or
-  // none) and parallel requests can share one token.
-  [[nodiscard]] bool answered_before(const std::string& registry) const;
 
   // Uses these credentials for `registry` instead of the Docker configuration (login checks them).
   void use_credentials(const std::string& registry, Credentials credentials);
@@ -89,6 +88,12 @@ private:
     std::string value;
     std::chrono::steady_clock::time_point expires;
   };
+  struct Refusal {
+    Error error;
+    std::chrono::steady_clock::time_point until;
+  };
+  // The Authorization header for a request (nullopt: none), or why there is none.
+  using AuthorizationDone = std::function<void(Result<std::optional<std::string>>)>;
   struct RegistryState {
     std::string name;       // as the user wrote it (the key of its credentials)
     std::string authority;  // host[:port] the requests go to
@@ -98,21 +103,31 @@ private:
     bool answered = false;  // some exchange got an HTTP answer on the registry's scheme
     bool credentials_accepted = false;  // a request with them was answered other than 401
     std::optional<Challenge> challenge;  // the scheme /v2/ asked for; nullopt: anonymous
+    bool challenge_remembered = false;   // from an earlier command, not yet confirmed by the registry
     std::optional<Credentials> credentials;
     std::map<std::string, Token> tokens;  // by space-joined scopes
+    std::map<std::string, std::vector<AuthorizationDone>> token_fetches;  // in flight: who waits
+    std::map<std::string, Refusal> token_refusals;  // the token service refused these scopes
   };
 
   Session(ClientOptions options, Transport transport);
   // The registry's state, created on first use; nullptr (with `error`) when it must not be contacted.
   RegistryState* state_for(const std::string& registry, std::string& error);
   // Switches a registry whose first answer shows it speaks the other scheme (plain HTTP or TLS),
-  // where plain HTTP is allowed; true when it did.
-  bool switch_scheme(RegistryState& state, const Response& response);
+  // where plain HTTP is allowed; true when the request sent to `sent_base` must go again (on the
+  // scheme this answer, or an earlier one, showed).
+  bool switch_scheme(RegistryState& state, const std::string& sent_base, const Response& response);
   void send(Request request, Retry retry, unsigned attempt, std::function<void(Response)> done);
-  void with_authorization(RegistryState& state, const Scopes& scopes, bool refresh,
-                          std::function<void(Result<std::optional<std::string>>)> done);
-  void attempt(const std::string& registry, Request request, Scopes scopes, Retry retry, bool reauthenticated,
-               ExchangeDone done, Authorization authorization = Authorization::session);
+  // The header for `scopes`: Basic, a cached token other than `refused` (the one a 401 answered),
+  // or a token fetched once for every request that waits for it.
+  void with_authorization(RegistryState& state, const Scopes& scopes, const std::optional<std::string>& refused,
+                          AuthorizationDone done);
+  void fetch_token(RegistryState& state, const Scopes& scopes, const Credentials& credentials);
+  void token_fetched(RegistryState& state, const std::string& key, Result<std::optional<std::string>> header);
+  // `refused`: set on the one attempt after a 401, to the Authorization that was refused ("" none).
+  void attempt(const std::string& registry, Request request, Scopes scopes, Retry retry,
+               std::optional<std::string> refused, ExchangeDone done,
+               Authorization authorization = Authorization::session);
   void attempt_as_given(const std::string& registry, Request request, Retry retry, ExchangeDone done);
   [[nodiscard]] Result<void> learn_challenge(RegistryState& state, const std::string& registry,
                                              const Response& response);
@@ -131,6 +146,7 @@ private:
   std::map<std::string, RegistryState> m_registries;
   std::map<std::string, Credentials> m_credential_overrides;
   std::mt19937 m_random;
+  ChallengeMemory m_memory;
 };
 
 // Checks an exchange's status; otherwise "failed to <what>: <describe>".
