@@ -228,7 +228,7 @@ curl_status=$?
 set -e
 [ "$curl_status" != 0 ] || fail "curl took a corrupt blob as complete"
 [ "$got" -lt "$size" ] || fail "the client received all $size bytes of a corrupt blob"
-grep -q "served sha256:[0-9a-f]* for $layer: the body was cut off" "$SERVE_LOG" || fail "no warning: $(cat "$SERVE_LOG")"
+grep -q "blob $layer does not match its digest (content hashes to sha256:[0-9a-f]*); the body was cut off" "$SERVE_LOG" || fail "no warning: $(cat "$SERVE_LOG")"
 stop_serve
 
 assert_no_secret "$password"

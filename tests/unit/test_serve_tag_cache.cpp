@@ -40,7 +40,8 @@ struct CountingFetch {
 
 serve::SharedOutcome upstream(long status) {
   serve::TagOutcome outcome;
-  outcome.upstream = registry::Answer{status, {}, {}, false};
+  outcome.upstream = registry::Response{};
+  outcome.upstream->status = status;
   return std::make_shared<const serve::TagOutcome>(std::move(outcome));
 }
 

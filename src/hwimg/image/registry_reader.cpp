@@ -53,19 +53,10 @@ Result<std::string> RegistryReader::read(const oci::Descriptor& descriptor) {
 }
 
 Result<void> RegistryReader::copy_blob(const oci::Descriptor& descriptor, const std::filesystem::path& destination) {
-  const auto what = fmt::format("failed to get blob {} from {}", descriptor.digest.str(), name());
-  HWIMG_TRY_ASSIGN(const auto answer, with_context(m_client.open_stream(m_repository, registry::ReadMethod::get,
-                                                                        "blobs/" + descriptor.digest.str(), {}),
-                                                   what));
-  if (answer.status != 200) return fail("{}: {}", what, registry::describe_answer(answer));
   HWIMG_TRY_ASSIGN(auto sink, BlobSink::create(destination, descriptor));
-  if (!answer.streamed) HWIMG_TRY(with_context(sink.write(answer.body), what));
-  while (answer.streamed) {
-    HWIMG_TRY_ASSIGN(auto chunk, with_context(m_client.next_chunk(), what));
-    if (!chunk) break;
-    HWIMG_TRY(with_context(sink.write(*chunk), what));
-  }
-  return with_context(sink.finish(), what);
+  HWIMG_TRY(m_client.read_blob(m_repository, descriptor.digest, static_cast<std::uint64_t>(descriptor.size),
+                               [&sink](std::string_view piece) { return sink.write(piece); }));
+  return with_context(sink.finish(), fmt::format("failed to get blob {} from {}", descriptor.digest.str(), name()));
 }
 
 Result<std::vector<std::string>> RegistryReader::referrers(const std::vector<oci::Digest>& subjects) {

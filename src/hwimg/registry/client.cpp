@@ -35,7 +35,7 @@ Request manifest_request(const Reference& ref) {
 // The body of an open stream as it arrives, and how its exchange ended.
 struct StreamState {
   std::deque<std::string> chunks;
-  std::optional<Answer> started;        // status and headers once a streamed body begins
+  std::optional<Response> started;        // status and headers once a streamed body begins
   std::optional<Result<Response>> end;  // set when the exchange is over
 };
 
@@ -64,10 +64,6 @@ struct Client::Impl {
   Result<std::optional<std::int64_t>> head_blob(const Reference& ref, const oci::Digest& digest, const Scopes& scopes);
 };
 
-Answer answer_of(Response response) {
-  return Answer{response.status, std::move(response.headers), std::move(response.body), false};
-}
-
 Request read_request(const Reference& ref, ReadMethod method, std::string_view path,
                      const std::vector<std::string>& headers) {
   Request request{method == ReadMethod::head ? Method::head : Method::get,
@@ -90,25 +86,9 @@ Result<Client> Client::create(ClientOptions options) {
 
 std::uint64_t Client::requests() const { return m_impl->session->transport().exchanges(); }
 
-std::optional<std::string> Answer::header(std::string_view name) const {
-  const auto lower = util::to_lower(name);
-  for (const auto& [key, value] : headers) {
-    if (key == lower) return value;
-  }
-  return std::nullopt;
-}
-
-std::string describe_answer(const Answer& answer) {
-  Response response;
-  response.status = answer.status;
-  response.headers = answer.headers;
-  response.body = answer.body;
-  return describe(response);
-}
-
-Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Reference& ref) {
+Result<FetchedManifest> manifest_from_answer(const Response& answer, const Reference& ref) {
   const auto what = fmt::format("get manifest {}", ref.str());
-  if (answer.status != 200) return fail("failed to {}: {}", what, describe_answer(answer));
+  if (answer.status != 200) return fail("failed to {}: {}", what, describe(answer));
   FetchedManifest out;
   out.bytes = answer.body;
   out.digest = oci::Digest::sha256_of(out.bytes);
@@ -143,7 +123,7 @@ Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
   HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   HWIMG_TRY_ASSIGN(auto answered,
                    expect_status(m_impl->exchange_now(ref, manifest_request(ref), m_impl->pull(ref)), {200}, what));
-  return manifest_from_answer(answer_of(std::move(answered)), ref);
+  return manifest_from_answer(answered, ref);
 }
 
 Result<std::vector<FetchedManifest>> Client::get_manifests(const std::vector<Reference>& refs) {
@@ -252,7 +232,7 @@ Result<oci::Digest> Client::delete_manifest(const Reference& ref) {
     if (resolved.ok() && resolved.status == 404) return fail("failed to {}: no such tag ({})", what, describe(resolved));
     HWIMG_TRY_ASSIGN(auto answered, expect_status(std::move(resolved), {200}, what));
     HWIMG_TRY_ASSIGN(const auto manifest,
-                     with_context(manifest_from_answer(answer_of(std::move(answered)), ref), "failed to " + what));
+                     with_context(manifest_from_answer(answered, ref), "failed to " + what));
     digest = manifest.digest;
   }
   Request request{Method::del, fmt::format("/v2/{}/manifests/{}", ref.repository, digest->str())};
@@ -296,16 +276,16 @@ void Client::forward_authorization(std::optional<std::string> header) {
   m_impl->forwarded = std::move(header);
 }
 
-Result<Answer> Client::forward(const Reference& ref, ReadMethod method, std::string_view path,
+Result<Response> Client::forward(const Reference& ref, ReadMethod method, std::string_view path,
                                const std::vector<std::string>& headers, std::size_t max_body) {
   HWIMG_TRY_ASSIGN(auto answers, forward_all(ref, method, {std::string(path)}, headers, max_body));
   return std::move(answers.front());
 }
 
-Result<std::vector<Answer>> Client::forward_all(const Reference& ref, ReadMethod method,
+Result<std::vector<Response>> Client::forward_all(const Reference& ref, ReadMethod method,
                                                 const std::vector<std::string>& paths,
                                                 const std::vector<std::string>& headers, std::size_t max_body) {
-  if (paths.empty()) return std::vector<Answer>{};
+  if (paths.empty()) return std::vector<Response>{};
   HWIMG_TRY(with_context(m_impl->connect(ref), fmt::format("failed to read {}/{}", ref.name(), paths.front())));
   std::vector<std::optional<Result<Response>>> results(paths.size());
   std::size_t answered = 0;
@@ -322,18 +302,18 @@ Result<std::vector<Answer>> Client::forward_all(const Reference& ref, ReadMethod
   };
   for (std::size_t i = 0; i < paths.size(); ++i) send(i);
   HWIMG_TRY(m_impl->session->transport().run_until([&] { return answered == paths.size(); }));
-  std::vector<Answer> out;
+  std::vector<Response> out;
   for (std::size_t i = 0; i < paths.size(); ++i) {
     const auto what = fmt::format("read {}/{}", ref.name(), paths[i]);
     if (!results[i]) return fail("failed to {}: the exchange ended without an answer", what);
     HWIMG_TRY_ASSIGN(auto response, std::move(*results[i]));
     if (!response.ok()) return fail("failed to {}: {}", what, describe(response));
-    out.push_back(answer_of(std::move(response)));
+    out.push_back(std::move(response));
   }
   return out;
 }
 
-Result<Answer> Client::open_stream(const Reference& ref, ReadMethod method, std::string_view path,
+Result<Response> Client::open_stream(const Reference& ref, ReadMethod method, std::string_view path,
                                    const std::vector<std::string>& headers) {
   const auto what = fmt::format("read {}/{}", ref.name(), path);
   HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
@@ -342,7 +322,8 @@ Result<Answer> Client::open_stream(const Reference& ref, ReadMethod method, std:
   auto request = read_request(ref, method, path, headers);
   request.on_response_start = [state](const Response& r) {
     if (r.status < 200 || r.status > 299) return false;
-    state->started = Answer{r.status, r.headers, {}, true};
+    state->started = r;
+    state->started->streamed = true;
     return true;
   };
   request.on_body_data = [weak = std::weak_ptr<StreamState>(state)](std::string_view data) {
@@ -360,7 +341,7 @@ Result<Answer> Client::open_stream(const Reference& ref, ReadMethod method, std:
   if (!state->end) return fail("failed to {}: the exchange ended without an answer", what);
   HWIMG_TRY_ASSIGN(auto response, std::move(*state->end));
   if (!response.ok()) return fail("failed to {}: {}", what, describe(response));
-  return answer_of(std::move(response));
+  return response;
 }
 
 Result<std::optional<std::string>> Client::next_chunk() {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "hwimg/registry/options.hpp"
 #include "hwimg/registry/push_plan.hpp"
 #include "hwimg/registry/reference.hpp"
+#include "hwimg/registry/response.hpp"
 
 namespace hwimg::registry {
 
@@ -30,28 +32,14 @@ struct FetchedManifest {
   oci::Digest digest;
 };
 
-// A registry's answer as a mirror passes it on.
-struct Answer {
-  long status = 0;
-  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, in order
-  std::string body;       // empty when `streamed`
-  bool streamed = false;  // the body follows through Client::next_chunk()
-
-  [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
-};
-
 enum class ReadMethod { get, head };
-
-// One line for an answer that was not the one wanted: the status and the registry's error codes
-// and messages ("HTTP 404 BLOB_UNKNOWN: blob unknown to registry").
-[[nodiscard]] std::string describe_answer(const Answer& answer);
 
 // "Accept: " with every OCI and Docker manifest and index type (2.8.2 answers 404 without them).
 [[nodiscard]] const std::string& manifest_accept_header();
 
 // An answer to a manifest request checked as get_manifest checks it: anything but 200 refused with
 // its status, then size, digest against the reference and Docker-Content-Digest, JSON, media type.
-[[nodiscard]] Result<FetchedManifest> manifest_from_answer(const Answer& answer, const Reference& reference);
+[[nodiscard]] Result<FetchedManifest> manifest_from_answer(const Response& answer, const Reference& reference);
 
 // Blobs an image needs that are not in its layout, and the repository holding each (the layers
 // of a registry base, for a build straight to a registry): skipped, mounted, or relayed
@@ -130,18 +118,25 @@ public:
   // GET or HEAD of /v2/<repository>/<path> ("manifests/<ref>", "blobs/<digest>", "tags/list",
   // "referrers/<digest>") with extra request `headers`, redirects followed; the answer as given,
   // its body up to `max_body` bytes.
-  [[nodiscard]] Result<Answer> forward(const Reference& repository, ReadMethod method, std::string_view path,
+  [[nodiscard]] Result<Response> forward(const Reference& repository, ReadMethod method, std::string_view path,
                                        const std::vector<std::string>& headers, std::size_t max_body);
   // The same for several paths, asked all at once; the answers in the order of `paths`.
-  [[nodiscard]] Result<std::vector<Answer>> forward_all(const Reference& repository, ReadMethod method,
+  [[nodiscard]] Result<std::vector<Response>> forward_all(const Reference& repository, ReadMethod method,
                                                         const std::vector<std::string>& paths,
                                                         const std::vector<std::string>& headers, std::size_t max_body);
   // The same, except that a successful GET's body is streamed: read it with next_chunk(), which
   // receives only as fast as it is called. One stream at a time; opening another abandons it.
-  [[nodiscard]] Result<Answer> open_stream(const Reference& repository, ReadMethod method, std::string_view path,
+  [[nodiscard]] Result<Response> open_stream(const Reference& repository, ReadMethod method, std::string_view path,
                                            const std::vector<std::string>& headers);
   // The next piece of the streamed body; nullopt at its end; an error when the transfer broke.
   [[nodiscard]] Result<std::optional<std::string>> next_chunk();
+
+  // GET of a blob, its body handed to `on_piece` as it arrives and checked against `digest` (and
+  // `size`, when known) by a VerifiedStream: the last piece only once the whole body matched.
+  // An error of `on_piece` stops the transfer. (registry/verified_stream.cpp)
+  [[nodiscard]] Result<void> read_blob(const Reference& repository, const oci::Digest& digest,
+                                       std::optional<std::uint64_t> size,
+                                       const std::function<Result<void>(std::string_view)>& on_piece);
 
 private:
   struct Impl;

@@ -8,17 +8,6 @@
 #include "hwimg/registry/referrers.hpp"
 
 namespace hwimg::registry {
-namespace {
-
-// The referrers tag's index from a GET of it: empty where the tag does not exist, anything but an
-// image index refused.
-Result<oci::Index> tag_index_from(const Response& r) {
-  if (r.ok() && r.status == 404) return oci::Index{};
-  if (!r.ok() || r.status != 200) return fail("{}", describe(r));
-  return read_referrers_index(r.header("content-type").value_or(""), r.body);
-}
-
-}  // namespace
 
 void Pusher::group_referrer(const PlannedManifest& referrer) {
   const auto manifest = oci::parse_manifest(referrer.bytes);  // add_referrer checked it has a subject
@@ -39,8 +28,8 @@ std::string Pusher::referrers_tag_url(const SubjectReferrers& group) const {
 void Pusher::check_referrers(SubjectReferrers& group) {
   Request request{Method::get, referrers_tag_url(group)};
   request.headers.push_back(manifest_accept_header());
-  exchange(std::move(request), Retry::safe, [&group](Response r) {
-    auto index = tag_index_from(r);
+  exchange(std::move(request), Retry::safe, [this, &group](Response r) {
+    auto index = referrers_tag_index(r, m_destination.with_tag(referrers_tag(group.subject)), group.subject);
     if (!index) return;
     for (const auto& d : index->manifests) group.listed.insert(d.digest);
     group.tag_index = std::move(*index);
@@ -78,7 +67,7 @@ void Pusher::list_referrers(SubjectReferrers& group) {
   Request request{Method::get, referrers_tag_url(group)};
   request.headers.push_back(manifest_accept_header());
   exchange(std::move(request), Retry::safe, [this, &group](Response r) {
-    auto index = tag_index_from(r);
+    auto index = referrers_tag_index(r, m_destination.with_tag(referrers_tag(group.subject)), group.subject);
     if (!index) return referrers_tag_failed(group, index.error().message);
     write_referrers_tag(group, std::move(*index));
   });

@@ -8,15 +8,6 @@
 namespace hwimg::registry {
 namespace {
 
-// The referrers tag's index from its answer, empty when the tag does not exist.
-Result<oci::Index> referrers_tag_index(const Answer& answer, const Reference& tagged, const oci::Digest& subject) {
-  const auto what = fmt::format("read the referrers of {} from {}", subject.str(), tagged.str());
-  if (answer.status == 404) return oci::Index{};
-  if (answer.status != 200) return fail("failed to {}: {}", what, describe_answer(answer));
-  HWIMG_TRY_ASSIGN(const auto manifest, with_context(manifest_from_answer(answer, tagged), "failed to " + what));
-  return with_context(read_referrers_index(manifest.media_type, manifest.bytes), "failed to " + what);
-}
-
 std::vector<oci::Descriptor> of_type(std::vector<oci::Descriptor> descriptors, std::string_view artifact_type) {
   if (!artifact_type.empty()) {
     std::erase_if(descriptors, [&](const auto& d) { return d.artifact_type != artifact_type; });
@@ -25,6 +16,14 @@ std::vector<oci::Descriptor> of_type(std::vector<oci::Descriptor> descriptors, s
 }
 
 }  // namespace
+
+Result<oci::Index> referrers_tag_index(const Response& answer, const Reference& tagged, const oci::Digest& subject) {
+  const auto what = fmt::format("read the referrers of {} from {}", subject.str(), tagged.str());
+  if (answer.ok() && answer.status == 404) return oci::Index{};
+  if (!answer.ok() || answer.status != 200) return fail("failed to {}: {}", what, describe(answer));
+  HWIMG_TRY_ASSIGN(const auto manifest, with_context(manifest_from_answer(answer, tagged), "failed to " + what));
+  return with_context(read_referrers_index(manifest.media_type, manifest.bytes), "failed to " + what);
+}
 
 std::string referrers_tag(const oci::Digest& subject) { return "sha256-" + subject.hex(); }
 
@@ -85,7 +84,7 @@ std::vector<std::string> referrers_paths(const std::vector<oci::Digest>& subject
 Result<std::vector<std::vector<oci::Descriptor>>> referrers_from_answers(const Reference& repository,
                                                                          const std::vector<oci::Digest>& subjects,
                                                                          std::string_view artifact_type,
-                                                                         const std::vector<Answer>& answers) {
+                                                                         const std::vector<Response>& answers) {
   std::vector<std::vector<oci::Descriptor>> out(subjects.size());
   for (std::size_t i = 0; i < subjects.size(); ++i) {
     const auto& api = answers.at(i);
@@ -95,7 +94,7 @@ Result<std::vector<std::vector<oci::Descriptor>>> referrers_from_answers(const R
                                                   repository.with_tag(referrers_tag(subjects[i])), subjects[i]));
     } else {
       const auto what = fmt::format("list the referrers of {} in {}", subjects[i].str(), repository.name());
-      if (api.status != 200) return fail("failed to {}: {}", what, describe_answer(api));
+      if (api.status != 200) return fail("failed to {}: {}", what, describe(api));
       HWIMG_TRY_ASSIGN(index, with_context(oci::parse_index(api.body), "failed to " + what));
     }
     // A registry may ignore the filter (it says so by leaving out OCI-Filters-Applied).

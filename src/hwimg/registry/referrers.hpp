@@ -31,6 +31,12 @@ namespace hwimg::registry {
 // 1.1, "Pushing Manifests with Subject", step 2).
 [[nodiscard]] Result<oci::Index> read_referrers_index(std::string_view content_type, std::string_view body);
 
+// The referrers tag's index from the answer to a GET of `tagged` (the tag of `subject`), checked as
+// a manifest (size, digest, media type): empty when the tag does not exist, anything but an image
+// index refused.
+[[nodiscard]] Result<oci::Index> referrers_tag_index(const Response& answer, const Reference& tagged,
+                                                     const oci::Digest& subject);
+
 // Lists each of `referrers` in `index` unless it is there (by digest); false when nothing was added.
 bool add_referrers(oci::Index& index, const std::vector<oci::Descriptor>& referrers);
 
@@ -51,6 +57,6 @@ bool add_referrers(oci::Index& index, const std::vector<oci::Descriptor>& referr
                                                        std::string_view artifact_type);
 [[nodiscard]] Result<std::vector<std::vector<oci::Descriptor>>> referrers_from_answers(
     const Reference& repository, const std::vector<oci::Digest>& subjects, std::string_view artifact_type,
-    const std::vector<Answer>& answers);
+    const std::vector<Response>& answers);
 
 }  // namespace hwimg::registry

@@ -1,9 +1,19 @@
 // What an exchange answered, as the registry client reads it.
 
 #include "hwimg/registry/detail/http.hpp"
+#include "hwimg/util/json_reader.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::registry {
+namespace {
+
+std::string first_line(std::string_view text, std::size_t limit) {
+  auto line = util::trim(text.substr(0, text.find('\n')));
+  if (line.size() > limit) return std::string(line.substr(0, limit)) + "...";
+  return std::string(line);
+}
+
+}  // namespace
 
 std::string_view method_name(Method method) {
   switch (method) {
@@ -31,6 +41,44 @@ std::vector<std::string> Response::header_values(std::string_view name) const {
   for (const auto& [key, value] : headers) {
     if (key == lower) out.push_back(value);
   }
+  return out;
+}
+
+std::string describe(const Response& r) {
+  switch (r.failure) {
+    case TransportFailure::none: break;
+    case TransportFailure::connect: return "connection failed: " + r.error;
+    case TransportFailure::tls_handshake: return "TLS handshake failed: " + r.error;
+    case TransportFailure::tls_verify:
+      return "TLS certificate verification failed: " + r.error + " (use --ca-file for a private CA)";
+    case TransportFailure::timeout: return "timed out: " + r.error;
+    case TransportFailure::truncated: return "the connection closed before the whole response arrived";
+    case TransportFailure::too_large:
+    case TransportFailure::other: return r.error;
+  }
+  auto out = fmt::format("HTTP {}", r.status);
+  const auto type = r.header("content-type").value_or("");
+  if (type.find("json") != std::string::npos) {
+    const auto body = util::json::parse_object(r.body);
+    if (body && body->contains("errors") && (*body)["errors"].is_array()) {
+      std::vector<std::string> parts;
+      for (const auto& e : (*body)["errors"]) {
+        if (!e.is_object()) continue;
+        // A registry's error fields are read whatever their type: a number where a string belongs
+        // is shown as JSON, never thrown (a mirror must survive any answer).
+        const auto text_of = [&e](const char* key) {
+          if (!e.contains(key) || e[key].is_null()) return std::string();
+          return e[key].is_string() ? e[key].get<std::string>() : first_line(e[key].dump(), 200);
+        };
+        auto part = text_of("code");
+        if (const auto message = text_of("message"); !message.empty()) part += ": " + message;
+        if (e.contains("detail") && !e["detail"].is_null()) part += " (" + first_line(e["detail"].dump(), 200) + ")";
+        if (!part.empty()) parts.push_back(std::move(part));
+      }
+      if (!parts.empty()) return out + " " + util::join(parts, "; ");
+    }
+  }
+  if (!r.body.empty() && type.find("text") != std::string::npos) out += ": " + first_line(r.body, 200);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "hwimg/oci/digest.hpp"
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
+#include "hwimg/registry/verified_stream.hpp"
 #include "hwimg/util/json_reader.hpp"
 
 namespace hwimg::serve {
@@ -75,7 +76,7 @@ std::optional<std::uint64_t> content_length(const Fields& headers) {
   return std::nullopt;
 }
 
-HttpResponse from_answer(const registry::Answer& answer, const Route& route) {
+HttpResponse from_answer(const registry::Response& answer, const Route& route) {
   HttpResponse response;
   response.status = static_cast<unsigned>(answer.status);
   response.headers = passed_on(answer.headers, route);
@@ -104,7 +105,7 @@ std::vector<std::string> manifest_headers() {
 
 // The client's request to the upstream: its Authorization (or none), its Range, and for a
 // manifest the media types hwimg accepts; a successful GET's body is left to stream.
-Result<registry::Answer> ask_upstream(registry::Client& client, const HttpRequest& request, const Route& route,
+Result<registry::Response> ask_upstream(registry::Client& client, const HttpRequest& request, const Route& route,
                                       const Upstream& upstream, registry::ReadMethod method) {
   const auto authorization = request.header("authorization");
   client.forward_authorization(authorization);
@@ -269,14 +270,9 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
 
 BodySource Mirror::verified_body(std::shared_ptr<Upstreams::Lease> lease, std::optional<oci::Digest> expected,
                                  std::string upstream) {
-  // Verified as it passes; a body that does not hash to the digest it was asked for is cut short,
-  // so the client never stores it. Its last piece is held back until the end shows the digest
-  // matches: no client ever receives the whole of a body that was not verified.
   struct Stream {
     std::shared_ptr<Upstreams::Lease> lease;
-    std::optional<oci::Digest> expected;
-    oci::Sha256 hash;
-    std::optional<std::string> held;
+    std::optional<registry::VerifiedStream> verified;
     bool finished = false;
     // A client that went away leaves the upstream transfer half read: that client is not reused.
     ~Stream() {
@@ -285,32 +281,21 @@ BodySource Mirror::verified_body(std::shared_ptr<Upstreams::Lease> lease, std::o
   };
   auto stream = std::make_shared<Stream>();
   stream->lease = std::move(lease);
-  stream->expected = std::move(expected);
+  // A body fetched by digest is cut short, before its last piece, when it is not that digest's.
+  if (expected) {
+    stream->verified.emplace([lease = stream->lease.get()] { return lease->client().next_chunk(); }, *expected);
+  }
   return [this, stream, upstream = std::move(upstream)]() -> Result<std::optional<std::string>> {
-    while (!stream->finished) {
-      auto chunk = stream->lease->client().next_chunk();
-      if (!chunk) {
-        stream->lease->discard();
-        m_metrics.count_upstream_error(upstream);
-        m_output.warning(chunk.error().message);
-        return std::unexpected(chunk.error());
-      }
-      if (!*chunk) break;
-      if (!stream->expected) return chunk;
-      stream->hash.update(**chunk);
-      if (auto previous = std::exchange(stream->held, std::move(**chunk))) {
-        return std::optional<std::string>(std::move(*previous));
-      }
+    auto piece = stream->verified ? stream->verified->next() : stream->lease->client().next_chunk();
+    if (!piece) {
+      stream->lease->discard();
+      stream->finished = true;
+      m_metrics.count_upstream_error(upstream);
+      m_output.warning(fmt::format("{}: {}; the body was cut off", upstream, piece.error().message));
+      return piece;
     }
-    if (!std::exchange(stream->finished, true) && stream->expected) {
-      if (const auto actual = stream->hash.finish(); actual != *stream->expected) {
-        m_metrics.count_upstream_error(upstream);
-        m_output.warning(fmt::format("{} served {} for {}: the body was cut off", upstream, actual.str(),
-                                     stream->expected->str()));
-        return fail("digest mismatch");
-      }
-    }
-    return std::exchange(stream->held, std::nullopt);
+    if (!*piece) stream->finished = true;
+    return piece;
   };
 }
 

@@ -18,7 +18,7 @@ namespace hwimg::serve {
 
 struct TagOutcome {
   std::optional<TagAnswer> answer;           // the upstream served the tag: judged for this node
-  std::optional<registry::Answer> upstream;  // it answered otherwise (401, 404, ...): passed on as is
+  std::optional<registry::Response> upstream;  // it answered otherwise (401, 404, ...): passed on as is
 };
 using SharedOutcome = std::shared_ptr<const TagOutcome>;
 

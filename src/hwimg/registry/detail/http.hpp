@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hwimg/registry/detail/url.hpp"
+#include "hwimg/registry/response.hpp"
 #include "hwimg/util/error.hpp"
 #include "hwimg/util/output.hpp"
 
@@ -35,8 +36,6 @@ struct FileBody {
 };
 
 enum class Channel { multiplexed, bulk };
-
-struct Response;
 
 struct Request {
   Request() = default;
@@ -60,31 +59,6 @@ struct Request {
   std::function<bool(const Response&)> on_response_start;
   // Each piece of a streamed body; returning false aborts the exchange.
   std::function<bool(std::string_view)> on_body_data;
-};
-
-// Why an exchange got no complete HTTP response.
-enum class TransportFailure {
-  none,
-  connect,       // DNS, refused, reset, dropped: worth retrying
-  tls_handshake, // e.g. a plain-HTTP server on an HTTPS URL
-  tls_verify,    // the certificate failed verification
-  timeout,
-  truncated,     // the connection closed in the middle of the body
-  too_large,     // the body exceeded max_response_body
-  other,
-};
-
-struct Response {
-  long status = 0;
-  TransportFailure failure = TransportFailure::none;
-  std::string error;  // libcurl's explanation when failure != none
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
-  std::string url;
-
-  [[nodiscard]] bool ok() const { return failure == TransportFailure::none; }
-  [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
-  [[nodiscard]] std::vector<std::string> header_values(std::string_view name) const;
 };
 
 struct TransportOptions {

@@ -52,10 +52,6 @@ struct TokenAnswer {
 // Whether credentials may be sent to this token realm: https, or plain HTTP on this machine.
 [[nodiscard]] bool realm_allowed(std::string_view realm);
 
-// One line explaining a failed exchange: the registry's error codes and messages, or the
-// transport failure. Never includes request headers.
-[[nodiscard]] std::string describe(const Response& response);
-
 class Session {
 public:
   [[nodiscard]] static Result<std::unique_ptr<Session>> create(ClientOptions options);

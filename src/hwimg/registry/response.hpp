@@ -1,0 +1,43 @@
+#pragma once
+// What a registry answered to one exchange, as every part of hwimg reads it: the transport, the
+// session, the client's callers and the mirror passing it on.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hwimg::registry {
+
+// Why an exchange got no complete HTTP response.
+enum class TransportFailure {
+  none,
+  connect,       // DNS, refused, reset, dropped: worth retrying
+  tls_handshake, // e.g. a plain-HTTP server on an HTTPS URL
+  tls_verify,    // the certificate failed verification
+  timeout,
+  truncated,     // the connection closed in the middle of the body
+  too_large,     // the body exceeded max_response_body
+  other,
+};
+
+struct Response {
+  long status = 0;
+  TransportFailure failure = TransportFailure::none;
+  std::string error;  // libcurl's explanation when failure != none
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  std::string url;           // where it came from (after redirects)
+  bool streamed = false;     // the body follows through Client::next_chunk(), not in `body`
+
+  [[nodiscard]] bool ok() const { return failure == TransportFailure::none; }
+  [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
+  [[nodiscard]] std::vector<std::string> header_values(std::string_view name) const;
+};
+
+// One line explaining a failed exchange: the registry's error codes and messages ("HTTP 404
+// BLOB_UNKNOWN: blob unknown to registry"), or the transport failure. Never includes request headers.
+[[nodiscard]] std::string describe(const Response& response);
+
+}  // namespace hwimg::registry
