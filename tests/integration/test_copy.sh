@@ -204,6 +204,16 @@ assert_eq 1 "$STATUS" "corrupt blobs exit status"
 [ -z "$(ls "$TEST_TMP/corrupted/blobs/sha256")" ] || fail "a corrupt blob reached the layout"
 assert_eq "" "$(jq -r '.manifests[]' "$TEST_TMP/corrupted/index.json")" "nothing tagged after corrupt blobs"
 
+# Relayed to another registry, a corrupt blob is stopped by the relay (before its last piece), not
+# only by the destination's digest check, and the relay's own reason is named.
+hw_fails copy --plain-http "$corrupt/big/app:v1" "$plain/relayed/app:v1"
+echo "$OUT" >"$TEST_TMP/relayed.out"
+grep -Eq "relaying it from $corrupt/big/app failed: failed to get blob (sha256:[0-9a-f]{64}) from $corrupt/big/app: blob \1 does not match its digest \(content hashes to sha256:[0-9a-f]{64}\)" <<<"$OUT" ||
+  fail "a corrupt relayed blob, named by the relay; got [$OUT]"
+if skopeo inspect --raw --tls-verify=false "docker://$plain/relayed/app:v1" >/dev/null 2>&1; then
+  fail "the tag was written although a relayed blob was corrupt"
+fi
+
 step "bad input: one line, exit 2 for usage mistakes"
 hw_fails copy "${tls[@]}" "$one/src/app:v1" "$one/mirror/app" --variant cuda12.8-sm90-x86-64-v33
 assert_eq 2 "$STATUS" "unknown variant exit status"

@@ -138,7 +138,7 @@ void Pusher::send_whole(BlobJob& job) {
   }
   exchange(data_request(job, Method::put, finish_url(job), 0, size), Retry::never, [this, &job](Response r) {
     if (job.relay) {
-      const auto why = job.relay->error();
+      const auto why = job.relay->finish();
       job.relay.reset();
       if (!why.empty() && !(r.ok() && r.status == 201)) {
         return retry_or_fail(job, r, fmt::format("relaying it from {} failed: {}", job.external->name(), why));

@@ -17,18 +17,23 @@ Result<std::unique_ptr<Relay>> Relay::start(const ClientOptions& options, Refere
   ::fcntl(ends[1], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups; the default 64 KiB works too
   relay->m_thread = std::thread([relay = relay.get(), write_end = util::UniqueFd(ends[1]), options,
                                  source = std::move(source), blob = std::move(blob)]() mutable {
-    relay->copy(options, source, blob, std::move(write_end));
+    // Nothing escapes the thread: an exception is this relay's error like any other.
+    try {
+      relay->copy(options, source, blob, std::move(write_end));
+    } catch (const std::exception& e) {
+      relay->m_error = e.what();
+    } catch (...) {
+      relay->m_error = "an unknown exception";
+    }
   });
   return relay;
 }
 
-Relay::~Relay() {
+Relay::~Relay() { static_cast<void>(finish()); }
+
+std::string Relay::finish() {
   m_read.reset();  // a writer blocked on a full pipe gets EPIPE and stops
   if (m_thread.joinable()) m_thread.join();
-}
-
-std::string Relay::error() {
-  std::lock_guard lock(m_mutex);
   return m_error;
 }
 
@@ -52,10 +57,7 @@ void Relay::copy(const ClientOptions& options, const Reference& source, const oc
                               return {};
                             });
   }();
-  if (!copied) {
-    std::lock_guard lock(m_mutex);
-    m_error = copied.error().message;
-  }
+  if (!copied) m_error = copied.error().message;
 }
 
 }  // namespace hwimg::registry

@@ -4,7 +4,6 @@
 // this machine.
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -26,8 +25,9 @@ public:
   ~Relay();
 
   [[nodiscard]] int read_end() const { return m_read.get(); }
-  // Why the copy stopped early, if it did.
-  [[nodiscard]] std::string error();
+  // Waits for the copy to end (closing the read end, so a copy the upload stopped reading ends
+  // too) and says why it stopped early, if it did: empty when the whole blob was copied.
+  [[nodiscard]] std::string finish();
 
 private:
   explicit Relay(util::UniqueFd read) : m_read(std::move(read)) {}
@@ -35,8 +35,7 @@ private:
 
   util::UniqueFd m_read;
   std::thread m_thread;
-  std::mutex m_mutex;
-  std::string m_error;
+  std::string m_error;  // written by the thread, read after it was joined
 };
 
 }  // namespace hwimg::registry
