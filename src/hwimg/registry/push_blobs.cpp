@@ -130,7 +130,8 @@ std::string Pusher::finish_url(const BlobJob& job) const {
 void Pusher::send_whole(BlobJob& job) {
   const auto size = static_cast<std::uint64_t>(job.blob.size);
   if (job.external) {
-    auto relay = Relay::start(m_session.options(), *job.external, job.blob);
+    if (!m_relay_clients) m_relay_clients = std::make_shared<RelayClients>(m_session.options());
+    auto relay = Relay::start(m_relay_clients, *job.external, job.blob);
     if (!relay) return blob_failed(job, relay.error().message);
     job.relay = std::move(*relay);
     job.hasher = oci::Sha256();

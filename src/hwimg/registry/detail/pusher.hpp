@@ -149,6 +149,7 @@ private:
   std::chrono::steady_clock::time_point m_last_progress{};
   std::optional<Error> m_error;
   PushSummary m_summary;
+  std::shared_ptr<RelayClients> m_relay_clients;  // made at the first relay
 };
 
 }  // namespace hwimg::registry

@@ -4,8 +4,10 @@
 // this machine.
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "hwimg/oci/descriptor.hpp"
 #include "hwimg/registry/options.hpp"
@@ -15,10 +17,27 @@
 
 namespace hwimg::registry {
 
+class Client;
+
+// The registry clients the relays of one push share: a relay takes one (made when none is idle)
+// and gives it back once its blob was read to the end, so the next relay reuses its connections,
+// TLS sessions and tokens instead of opening its own. Used from the relays' threads.
+class RelayClients {
+public:
+  explicit RelayClients(ClientOptions options) : m_options(std::move(options)) {}
+  [[nodiscard]] Result<std::unique_ptr<Client>> take();
+  void give_back(std::unique_ptr<Client> client);
+
+private:
+  ClientOptions m_options;
+  std::mutex m_mutex;
+  std::vector<std::unique_ptr<Client>> m_idle;
+};
+
 class Relay {
 public:
-  // Starts reading `blob` from `source` (a client of its own, made with `options`).
-  [[nodiscard]] static Result<std::unique_ptr<Relay>> start(const ClientOptions& options, Reference source,
+  // Starts reading `blob` from `source` with a client of `clients`.
+  [[nodiscard]] static Result<std::unique_ptr<Relay>> start(std::shared_ptr<RelayClients> clients, Reference source,
                                                             oci::Descriptor blob);
   Relay(const Relay&) = delete;
   Relay& operator=(const Relay&) = delete;
@@ -31,7 +50,7 @@ public:
 
 private:
   explicit Relay(util::UniqueFd read) : m_read(std::move(read)) {}
-  void copy(const ClientOptions& options, const Reference& source, const oci::Descriptor& blob, util::UniqueFd out);
+  void copy(RelayClients& clients, const Reference& source, const oci::Descriptor& blob, util::UniqueFd out);
 
   util::UniqueFd m_read;
   std::thread m_thread;
