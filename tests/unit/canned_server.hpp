@@ -18,12 +18,16 @@
 
 namespace hwimg::test {
 
-// A listening socket on 127.0.0.1 at a port the kernel picks, which goes to `port`.
+// A listening socket on 127.0.0.1 at `port`, or when it is 0 at a port the kernel picks, which
+// goes to `port`.
 inline util::UniqueFd listen_on_loopback(std::uint16_t& port) {
   util::UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const int reuse = 1;
+  ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
   REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
   socklen_t length = sizeof address;
   ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length);
@@ -41,7 +45,9 @@ public:
     bool close = false;
   };
 
-  explicit CannedServer(std::vector<Answer> answers) : m_answers(std::move(answers)) {
+  // On `port`, or a port the kernel picks when it is 0.
+  explicit CannedServer(std::vector<Answer> answers, std::uint16_t port = 0)
+      : m_answers(std::move(answers)), m_port(port) {
     m_listener = listen_on_loopback(m_port);
     m_thread = std::thread([this] { serve(); });
   }

@@ -14,6 +14,21 @@ TEST_CASE("URLs in logs hide upload state and tokens") {
   CHECK(redact_url("https://r/v2/") == "https://r/v2/");
 }
 
+TEST_CASE("URLs in logs hide the signatures of blob storage in any letter case, and userinfo") {
+  // S3 pre-signed (query keys in any case), Azure SAS, Google signed URLs.
+  CHECK(redact_url("https://s3/b?X-Amz-Security-Token=t&x-amz-signature=s&X-AMZ-CREDENTIAL=c&partNumber=1") ==
+        "https://s3/b?X-Amz-Security-Token=REDACTED&x-amz-signature=REDACTED&X-AMZ-CREDENTIAL=REDACTED&partNumber=1");
+  CHECK(redact_url("https://a.blob.core.windows.net/c/b?sv=2021&se=2026&sp=r&SIG=abc%3D") ==
+        "https://a.blob.core.windows.net/c/b?sv=2021&se=2026&sp=r&SIG=REDACTED");
+  CHECK(redact_url("https://storage.googleapis.com/b/o?X-Goog-Signature=1&X-Goog-Credential=2&generation=3") ==
+        "https://storage.googleapis.com/b/o?X-Goog-Signature=REDACTED&X-Goog-Credential=REDACTED&generation=3");
+  CHECK(redact_url("https://AUTH/token?Password=p&ACCESS_TOKEN=x") == "https://AUTH/token?Password=REDACTED&ACCESS_TOKEN=REDACTED");
+  CHECK(redact_url("https://user:secret@r:5000/v2/x?n=1") == "https://REDACTED@r:5000/v2/x?n=1");
+  CHECK(redact_url("http://user@r/v2/") == "http://REDACTED@r/v2/");
+  // An @ after the authority is not userinfo.
+  CHECK(redact_url("https://r/v2/a@b?x=y@z") == "https://r/v2/a@b?x=y@z");
+}
+
 TEST_CASE("Location headers resolve against the request URL") {
   const std::string base = "https://127.0.0.1:5443/v2/a/blobs/uploads/?mount=x";
   CHECK(resolve_url(base, "https://other:1/u?_state=1") == "https://other:1/u?_state=1");

@@ -47,6 +47,7 @@ std::vector<std::string> Response::header_values(std::string_view name) const {
 std::string describe(const Response& r) {
   switch (r.failure) {
     case TransportFailure::none: break;
+    case TransportFailure::unreachable:
     case TransportFailure::connect: return "connection failed: " + r.error;
     case TransportFailure::tls_handshake: return "TLS handshake failed: " + r.error;
     case TransportFailure::tls_verify:

@@ -13,7 +13,8 @@ namespace hwimg::registry {
 // Why an exchange got no complete HTTP response.
 enum class TransportFailure {
   none,
-  connect,       // DNS, refused, reset, dropped: worth retrying
+  unreachable,   // no connection was made: the name did not resolve, or nothing listens there
+  connect,       // reset, dropped, closed without an answer: worth retrying
   tls_handshake, // e.g. a plain-HTTP server on an HTTPS URL
   tls_verify,    // the certificate failed verification
   timeout,

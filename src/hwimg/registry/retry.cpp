@@ -84,7 +84,8 @@ std::optional<system_clock::time_point> parse_http_date(std::string_view value, 
 
 bool is_transient(const Response& r) {
   if (!r.ok()) {
-    return r.failure == TransportFailure::connect || r.failure == TransportFailure::timeout ||
+    return r.failure == TransportFailure::unreachable || r.failure == TransportFailure::connect ||
+           r.failure == TransportFailure::timeout ||
            r.failure == TransportFailure::truncated;
   }
   return r.status == 408 || r.status == 429 || (r.status >= 500 && r.status <= 599);

@@ -91,7 +91,11 @@ namespace {
 // A TLS server's answer to plain HTTP: Go's "400 Client sent an HTTP request to an HTTPS server",
 // nginx's "400 The plain HTTP request was sent to HTTPS port", or a closed connection.
 bool speaks_tls(const Response& response) {
-  if (!response.ok()) return response.failure != TransportFailure::timeout;
+  // No connection, or no answer in time, says nothing about the scheme: a plain registry that is
+  // down must not be taken for a TLS one for good (issue 23 F7).
+  if (!response.ok()) {
+    return response.failure != TransportFailure::timeout && response.failure != TransportFailure::unreachable;
+  }
   // A HEAD answer has no body to read the reason from.
   return response.status == 400 &&
          (response.body.empty() || util::to_lower(response.body).find("https") != std::string::npos);
@@ -156,7 +160,10 @@ void Session::send(Request request, Retry retry, unsigned attempt, std::function
   auto copy = retry == Retry::safe ? std::optional<Request>(request) : std::nullopt;
   m_transport.submit(std::move(request), [this, copy = std::move(copy), retry, attempt,
                                           done = std::move(done)](Response r) mutable {
-    if (retry == Retry::safe && is_transient(r) && attempt + 1 < m_options.max_attempts) {
+    const auto attempts = r.failure == TransportFailure::unreachable && is_loopback_host(url_host(r.url))
+                              ? std::min(m_options.max_attempts, max_attempts_unreachable_loopback)
+                              : m_options.max_attempts;
+    if (retry == Retry::safe && is_transient(r) && attempt + 1 < attempts) {
       const auto delay = backoff_delay(r, attempt, m_random);
       m_options.output->log(fmt::format("retrying in {} ms ({})", delay.count(), describe(r)));
       m_transport.after(delay, [this, request = std::move(*copy), retry, attempt, done = std::move(done)]() mutable {

@@ -16,7 +16,7 @@ TransportFailure classify(CURLcode code) {
   switch (code) {
     case CURLE_OK: return TransportFailure::none;
     case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_CONNECT: return TransportFailure::unreachable;
     case CURLE_SEND_ERROR:
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:

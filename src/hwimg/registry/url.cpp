@@ -1,5 +1,6 @@
 #include "hwimg/registry/detail/url.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -41,19 +42,42 @@ void strip_authorization(std::vector<std::string>& headers) {
   std::erase_if(headers, [](const std::string& h) { return util::to_lower(h).starts_with("authorization:"); });
 }
 
+namespace {
+
+// Query keys whose values grant access: upload state, tokens, passwords, and the signatures and
+// credentials of pre-signed blob storage URLs (S3's X-Amz-*, Google's X-Goog-*, Azure's sig),
+// matched in any letter case, as the services themselves accept them.
+bool secret_key(std::string_view key) {
+  const auto lower = util::to_lower(key);
+  return lower == "_state" || lower == "sig" || lower == "password" || lower.starts_with("x-amz-") ||
+         lower.starts_with("x-goog-") || lower.find("token") != std::string::npos ||
+         lower.find("signature") != std::string::npos || lower.find("credential") != std::string::npos;
+}
+
+}  // namespace
+
 std::string redact_url(std::string_view url) {
+  std::string out;
+  // user:password@ in the authority is dropped whole.
+  const auto scheme_end = url.find("://");
+  if (scheme_end != std::string_view::npos) {
+    const auto authority_start = scheme_end + 3;
+    const auto authority_end = std::min(url.find_first_of("/?#", authority_start), url.size());
+    const auto at = url.substr(0, authority_end).rfind('@');
+    if (at != std::string_view::npos && at >= authority_start) {
+      out = std::string(url.substr(0, authority_start)) + "REDACTED@";
+      url.remove_prefix(at + 1);
+    }
+  }
   const auto query = url.find('?');
-  if (query == std::string_view::npos) return std::string(url);
-  std::string out(url.substr(0, query + 1));
+  if (query == std::string_view::npos) return out + std::string(url);
+  out += url.substr(0, query + 1);
   bool first = true;
   for (const auto& pair : util::split(url.substr(query + 1), '&')) {
     if (!first) out += '&';
     first = false;
     const auto eq = pair.find('=');
-    const auto key = pair.substr(0, eq);
-    const bool secret = key == "_state" || key.find("token") != std::string::npos || key == "password" ||
-                        key.find("signature") != std::string::npos || key.find("Signature") != std::string::npos;
-    out += secret && eq != std::string::npos ? key + "=REDACTED" : pair;
+    out += eq != std::string::npos && secret_key(pair.substr(0, eq)) ? pair.substr(0, eq) + "=REDACTED" : pair;
   }
   return out;
 }

@@ -20,6 +20,11 @@ inline constexpr std::chrono::seconds max_retry_after{60};
 // True for answers worth retrying: connection failures, 408, 429 and 5xx.
 [[nodiscard]] bool is_transient(const Response& response);
 
+// Attempts at most for a registry on this machine that nothing answers on (connection refused):
+// a registry just starting is caught, a wrong port is reported in a second, not after the
+// backoff meant for networks (half a minute).
+inline constexpr unsigned max_attempts_unreachable_loopback = 3;
+
 // A Retry-After value as a wait from `now`: delay-seconds or an HTTP-date in any of the three
 // forms RFC 9110 §5.6.7 makes recipients accept (a date in the past waits 0 s); nullopt when it
 // is neither. Not capped.
