@@ -44,11 +44,12 @@ public:
     }
     std::vector<std::string> out;
     for (const auto& item : *value) {
-      if (!item.is_string()) {
+      auto text = util::json::as_string(item);
+      if (!text) {
         note_error(fmt::format("{}.{}: expected an array of strings", m_path, key));
         return std::nullopt;
       }
-      out.push_back(item.get<std::string>());
+      out.push_back(std::move(*text));
     }
     return out;
   }
@@ -59,11 +60,12 @@ public:
       return out;
     }
     for (const auto& [name, item] : value->items()) {
-      if (!item.is_string()) {
+      auto text = util::json::as_string(item);
+      if (!text) {
         note_error(fmt::format("{}.{}.{}: expected a string", m_path, key, name));
         continue;
       }
-      out.emplace(name, item.get<std::string>());
+      out.emplace(name, std::move(*text));
     }
     return out;
   }

@@ -45,13 +45,16 @@ Result<NvidiaFacts> run_step(const Query& query, std::chrono::milliseconds timeo
     return fail("the probe process gave no answer");
   }
   const auto& envelope = *parsed;
-  for (const auto& line : envelope.value("log", EnvelopeJson::array())) {
-    log(line.get<std::string>());
-  }
-  if (envelope.contains("error")) {
-    return fail("{}", envelope["error"].get<std::string>());
-  }
-  return parse_nvidia_facts(envelope["nvidia"].dump(), "from the probe process");
+  // The child's answer is read as any other: a library that scribbled on it gives an error.
+  HWIMG_TRY_ASSIGN(const auto lines, with_context(util::json::strings_member(envelope, "log"),
+                                                  "failed to read the probe process's answer: log"));
+  for (const auto& line : lines.value_or(std::vector<std::string>{})) log(line);
+  HWIMG_TRY_ASSIGN(const auto error, with_context(util::json::string_member(envelope, "error"),
+                                                  "failed to read the probe process's answer: error"));
+  if (error) return fail("{}", *error);
+  const auto nvidia = envelope.find("nvidia");
+  if (nvidia == envelope.end()) return fail("the probe process's answer holds no NVIDIA facts");
+  return parse_nvidia_facts(nvidia->dump(), "from the probe process");
 }
 
 std::string summary(const NvidiaFacts& facts) {

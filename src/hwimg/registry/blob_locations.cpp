@@ -18,7 +18,7 @@ BlobLocations::Record BlobLocations::read(const std::filesystem::path& file) {
     for (const auto& [digest, repositories] : blobs.items()) {
       if (!repositories.is_array()) continue;
       for (const auto& repository : repositories) {
-        if (repository.is_string()) record[registry][digest].insert(repository.get<std::string>());
+        if (auto name = util::json::as_string(repository)) record[registry][digest].insert(std::move(*name));
       }
     }
   }

@@ -212,7 +212,7 @@ Result<std::vector<std::string>> Client::list_tags(const Reference& ref, std::op
     }
     if (body["tags"].is_array()) {
       for (const auto& tag : body["tags"]) {
-        if (tag.is_string()) tags.insert(tag.get<std::string>());
+        if (auto name = util::json::as_string(tag)) tags.insert(std::move(*name));
       }
     }
     const auto next = next_page_link(response);

@@ -69,7 +69,7 @@ std::string describe(const Response& r) {
         // is shown as JSON, never thrown (a mirror must survive any answer).
         const auto text_of = [&e](const char* key) {
           if (!e.contains(key) || e[key].is_null()) return std::string();
-          return e[key].is_string() ? e[key].get<std::string>() : first_line(e[key].dump(), 200);
+          return util::json::as_string(e[key]).value_or(first_line(e[key].dump(), 200));
         };
         auto part = text_of("code");
         if (const auto message = text_of("message"); !message.empty()) part += ": " + message;

@@ -121,7 +121,8 @@ std::vector<std::string> error_codes(const Response& r) {
   const auto errors = body->find("errors");
   if (errors == body->end() || !errors->is_array()) return codes;
   for (const auto& e : *errors) {
-    if (e.is_object() && e.contains("code") && e["code"].is_string()) codes.push_back(e["code"].get<std::string>());
+    if (!e.is_object()) continue;
+    if (auto code = util::json::string_member(e, "code"); code && *code) codes.push_back(std::move(**code));
   }
   return codes;
 }

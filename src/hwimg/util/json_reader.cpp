@@ -71,4 +71,9 @@ Result<std::optional<std::vector<std::string>>> strings_member(const Json& objec
   return value->get<std::vector<std::string>>();
 }
 
+std::optional<std::string> as_string(const Json& value) {
+  if (!value.is_string()) return std::nullopt;
+  return value.get<std::string>();
+}
+
 }  // namespace hwimg::util::json

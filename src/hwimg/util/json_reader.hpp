@@ -35,5 +35,7 @@ enum class Kind { string, integer, non_negative_integer, object, array, array_of
 [[nodiscard]] Result<std::optional<std::int64_t>> integer_member(const Json& object, std::string_view key);
 [[nodiscard]] Result<std::optional<std::vector<std::string>>> strings_member(const Json& object,
                                                                              std::string_view key);
+// A value's string; nullopt when it is of any other type (an array's items, an object's values).
+[[nodiscard]] std::optional<std::string> as_string(const Json& value);
 
 }  // namespace hwimg::util::json
