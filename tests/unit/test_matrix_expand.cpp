@@ -255,3 +255,18 @@ TEST_CASE("load_matrix lists every error in one message") {
   CHECK(skipped->variants.size() == 1);
   CHECK(skipped->warnings.size() == 1);
 }
+
+TEST_CASE("a matrix with many errors lists the first 20 and counts the rest") {
+  const auto dir = hwimg::test::scratch_directory();
+  std::string text = "axes:\n  gpu: [none]\n  cpu: [";
+  for (int i = 0; i < 30; ++i) text += fmt::format("{}zen{}", i ? ", " : "", 100 + i);
+  text += "]\n";
+  const auto path = dir.path() / "m.yaml";
+  hwimg::test::write_file(path, text);
+  const auto loaded = load_matrix(path, {SkipUnsupported::no, "/usr/local"});
+  REQUIRE(!loaded);
+  const auto& message = loaded.error().message;
+  CHECK(message.starts_with(fmt::format("failed to load matrix {}: 30 errors:\n", path.string())));
+  CHECK(std::ranges::count(message, '\n') == 21);
+  CHECK(message.ends_with("\n... and 10 more"));
+}

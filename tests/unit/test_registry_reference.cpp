@@ -52,6 +52,15 @@ TEST_CASE("reference parts") {
   CHECK(parse_reference("[::1]:5000/app")->host() == "::1");
 }
 
+TEST_CASE("a reference with a control character is refused on one line") {
+  const auto newline = parse_reference("127.0.0.1:5000/a\nb:c");
+  REQUIRE(!newline);
+  CHECK(newline.error().message == "failed to parse reference \"127.0.0.1:5000/a\\nb:c\": it holds a control character");
+  CHECK(newline.error().message.find('\n') == std::string::npos);
+  CHECK(!parse_reference(std::string("r/a\0b:c", 8)));
+  CHECK(!parse_reference("r/a:c\x1b[0m"));
+}
+
 TEST_CASE("malformed references name what is wrong") {
   CHECK(error_of("") == "failed to parse reference \"\": it is empty");
   CHECK(error_of("reg.example.com/Team/app") ==

@@ -20,3 +20,17 @@ TEST_CASE("tail_lines keeps the last lines of a command's output") {
   CHECK(tail_lines("a\nb\nc\nd\n", 2) == "c\nd");
   CHECK(tail_lines("only", 3) == "only");
 }
+
+TEST_CASE("join_at_most lists the first parts and counts the rest") {
+  const std::vector<std::string> parts{"a", "b", "c", "d"};
+  CHECK(hwimg::util::join_at_most(parts, "\n", 4) == "a\nb\nc\nd");
+  CHECK(hwimg::util::join_at_most(parts, "\n", 2) == "a\nb\n... and 2 more");
+  CHECK(hwimg::util::join_at_most({}, "\n", 2).empty());
+}
+
+TEST_CASE("printable keeps quoted text on one line") {
+  CHECK(hwimg::util::printable("plain text: ok") == "plain text: ok");
+  CHECK(hwimg::util::printable("a\nb\r\tc") == "a\\nb\\r\\tc");
+  CHECK(hwimg::util::printable(std::string("\x1b[31m\0x\x7f", 8)) == "\\x1b[31m\\x00x\\x7f");
+  CHECK(hwimg::util::printable("caf\xc3\xa9") == "caf\xc3\xa9");  // UTF-8 stays as it is
+}

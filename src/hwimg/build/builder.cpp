@@ -60,7 +60,7 @@ Result<void> check_toolkits(const std::vector<matrix::Variant>& variants) {
     if (!variant.uses_gpu()) continue;
     if (auto toolkit = matrix::resolve_toolkit(variant); !toolkit) errors.push_back(toolkit.error().message);
   }
-  if (!errors.empty()) return fail("{}", util::join(errors, "\nhwimg: error: "));
+  if (!errors.empty()) return fail("{}", util::join_at_most(errors, "\nhwimg: error: ", util::max_listed_errors));
   return {};
 }
 
@@ -179,7 +179,7 @@ Result<std::vector<BuiltVariant>> build_all(Build& build, const std::vector<matr
     }
   }
   if (!errors.empty()) {
-    return std::unexpected(Error{util::join(errors, "\nhwimg: error: ")});
+    return std::unexpected(Error{util::join_at_most(errors, "\nhwimg: error: ", util::max_listed_errors)});
   }
   return built;
 }

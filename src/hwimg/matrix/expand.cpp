@@ -348,7 +348,7 @@ Result<MatrixExpansion> load_matrix(const std::filesystem::path& path, const Exp
   HWIMG_TRY_ASSIGN(auto report, check_matrix(path, options));
   if (!report.errors.empty()) {
     return fail("failed to load matrix {}: {} error{}:\n{}", path.string(), report.errors.size(),
-                report.errors.size() == 1 ? "" : "s", util::join(report.errors, "\n"));
+                report.errors.size() == 1 ? "" : "s", util::join_at_most(report.errors, "\n", util::max_listed_errors));
   }
   return MatrixExpansion{std::move(report.variants), std::move(report.warnings)};
 }

@@ -101,6 +101,10 @@ bool is_loopback_host(std::string_view host) {
 }
 
 Result<Reference> parse_reference(std::string_view text) {
+  // Quoted in every error below: a newline in it would make a one-line error three.
+  if (std::ranges::any_of(text, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    return fail("failed to parse reference \"{}\": it holds a control character", util::printable(text));
+  }
   if (text.empty()) return fail("failed to parse reference \"\": it is empty");
   Reference ref;
   std::string_view rest = text;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <numeric>
 
+#include <fmt/format.h>
+
 namespace hwimg::util {
 
 std::vector<std::string> split(std::string_view text, char separator) {
@@ -103,6 +105,26 @@ std::string tail_lines(std::string_view text, std::size_t max_lines) {
     tail.remove_prefix(1);
   }
   return std::string(tail);
+}
+
+std::string join_at_most(std::span<const std::string> parts, std::string_view separator, std::size_t max) {
+  if (parts.size() <= max) return join(parts, separator);
+  return join(parts.first(max), separator) + std::string(separator) +
+         fmt::format("... and {} more", parts.size() - max);
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (byte < 0x20 || byte == 0x7f) out += fmt::format("\\x{:02x}", byte);
+    else out += c;
+  }
+  return out;
 }
 
 }  // namespace hwimg::util

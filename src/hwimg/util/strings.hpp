@@ -11,6 +11,14 @@ namespace hwimg::util {
 
 [[nodiscard]] std::vector<std::string> split(std::string_view text, char separator);
 [[nodiscard]] std::string join(std::span<const std::string> parts, std::string_view separator);
+// Errors listed at most in one message (a matrix's, a build's variants').
+inline constexpr std::size_t max_listed_errors = 20;
+// The first `max` parts joined, then "... and N more" for the rest: a list of errors that stays
+// readable however long it is.
+[[nodiscard]] std::string join_at_most(std::span<const std::string> parts, std::string_view separator, std::size_t max);
+// `text` with control characters written as \n, \r, \t or \xNN, so text from the user or a server
+// quoted in a one-line message stays on one line.
+[[nodiscard]] std::string printable(std::string_view text);
 [[nodiscard]] std::string_view trim(std::string_view text);
 [[nodiscard]] std::string to_lower(std::string_view text);
 
