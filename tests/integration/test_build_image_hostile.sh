@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builder images whose layers try to leave the root (issue 15 §3): `..` in a path, a hard link out
 # of the root, a path through an absolute symlink or one that climbs out, a character or block
-# device. Each is refused while the rootfs is unpacked, with one error line naming the entry and
-# its layer; nothing is written outside the root and no rootfs is left in the cache. Layers made
-# with Python's tarfile, as a hostile registry would serve them.
+# device, a whiteout of no name (`.wh...` once removed the cache's rootfs directory; issue 23 F4).
+# Each is refused while the rootfs is unpacked, with one error line naming the entry and its layer;
+# nothing is written outside the root and no rootfs is left in the cache. A setuid-root file is
+# unpacked without its setuid bit (F5). Layers made with Python's tarfile, as a hostile registry
+# would serve them.
 source "$(dirname "$0")/lib.sh"
 
 for tool in python3 jq; do require_tool "$tool"; done
@@ -13,7 +15,8 @@ mkdir -p outside
 echo "the host's" >outside/victim
 
 # hostile_image NAME ENTRY_SPEC...: a layout NAME (tag 1) with one layer holding /bin/sh and the
-# entries, each "TYPE:NAME[:TARGET]" with TYPE f (file), l (symlink), h (hard link), c/b (device);
+# entries, each "TYPE:NAME[:TARGET]" with TYPE f (file), s (setuid and setgid file), l (symlink),
+# h (hard link), c/b (device);
 # prints the layer's digest.
 hostile_image() {
   python3 - "$@" <<'PY'
@@ -33,8 +36,9 @@ with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         kind, path, *target = spec.split(":", 2)
         info = tarfile.TarInfo(path)
         info.mode = 0o644
-        if kind == "f":
+        if kind in "fs":
             info.size = 7
+            if kind == "s": info.mode = 0o6755
             tar.addfile(info, io.BytesIO(b"hostile"))
             continue
         info.type = {"l": tarfile.SYMTYPE, "h": tarfile.LNKTYPE, "c": tarfile.CHRTYPE, "b": tarfile.BLKTYPE}[kind]
@@ -55,20 +59,25 @@ print(layer["digest"])
 PY
 }
 
+# recipe NAME: NAME.yaml, a recipe whose build step runs in oci:NAME:1.
+recipe() {
+  cat >"$1.yaml" <<YAML
+name: hostile
+base: scratch
+build:
+  image: oci:$1:1
+  run: echo never
+layers:
+  - {from: "\${out}", to: /out}
+YAML
+}
+
 # refused NAME EXPECTED_ENTRY_ERROR ENTRY_SPEC...: a build in that image fails with exactly that.
 refused() {
   local name=$1 expected=$2; shift 2
   local layer
   layer=$(hostile_image "$name" "$@")
-  cat >"$name.yaml" <<YAML
-name: hostile
-base: scratch
-build:
-  image: oci:$name:1
-  run: echo never
-layers:
-  - {from: "\${out}", to: /out}
-YAML
+  recipe "$name"
   set +e
   "$HWIMG" build "$name.yaml" -o "out-$name" --cache cache >stdout 2>stderr
   local status=$?
@@ -95,4 +104,15 @@ refused through-relative 'entry "up/victim": Cannot extract through symlink up/v
 step "device nodes"
 refused char-device 'entry "dev/null" is a device node, which a builder image may not carry' c:dev/null
 refused block-device 'entry "dev/sda" is a device node, which a builder image may not carry' b:dev/sda
+step "whiteouts of no name: .wh..., .wh.. and .wh."
+refused whiteout-parent 'entry ".wh..." is a whiteout of "..", which names no file of its directory' f:.wh...
+refused whiteout-self 'entry "usr/.wh.." is a whiteout of ".", which names no file of its directory' f:usr/.wh..
+refused whiteout-empty 'entry "usr/.wh." is a whiteout of "", which names no file of its directory' f:usr/.wh.
+step "a setuid-root file is unpacked without its setuid and setgid bits"
+hostile_image setuid s:usr/bin/su >/dev/null
+recipe setuid
+# Its /bin/sh is no program, so the step fails, after the rootfs was unpacked into the cache.
+expect_failure "$HWIMG" build setuid.yaml -o out-setuid --cache "$TEST_TMP/cache"
+assert_contains "$OUT" "exec format error" "the step of the setuid image ran in its rootfs"
+assert_eq 755 "$(stat -c %a cache/rootfs/*/usr/bin/su)" "the mode of the setuid file in the cached rootfs"
 echo "every hostile builder image was refused, naming its entry"

@@ -1,6 +1,7 @@
 // The root filesystem of a builder image: layers unpacked in order with whiteouts and opaque
-// directories applied, every way out of the root refused (.., symlinks, hard links), device nodes
-// refused, and the cached rootfs made once per manifest however many builds ask at once.
+// directories applied, every way out of the root refused (.., whiteouts of no name, symlinks, hard
+// links), device nodes refused, setuid bits dropped, and the cached rootfs made once per manifest
+// however many builds ask at once. The device-code check's layer reader names entries the same way.
 
 #include <doctest/doctest.h>
 
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hwimg/image/layer_files.hpp"
 #include "hwimg/image/rootfs.hpp"
 #include "test_support.hpp"
 
@@ -138,6 +140,71 @@ TEST_CASE("a path that leaves the root is refused, naming the entry, and nothing
   const auto hard = layer(tmp.path() / "hard.tar.gz", {Item{"h", 'h', "../../outside", 0644}});
   CHECK(unpack_error({hard}, root) ==
         "failed to unpack layer hard.tar.gz: entry \"h\" is a hard link to \"../../outside\", outside the image root");
+}
+
+TEST_CASE("a whiteout of no name is refused: .wh... never removes the directory above the root") {
+  const auto tmp = test::scratch_directory();
+  const auto rootfs = tmp.path() / "rootfs";
+  const auto root = rootfs / "image";
+  fs::create_directories(root / "sub");
+  test::write_file(rootfs / "neighbour" / "kept", "another image");
+  test::write_file(root / "sub" / "kept", "lower layer");
+  for (const std::string name : {".wh...", ".wh..", ".wh.", "sub/.wh.", "sub/.wh.."}) {
+    CAPTURE(name);
+    const auto whiteout = layer(tmp.path() / "whiteout.tar.gz", {file(name, "")});
+    const auto target = name.substr(name.rfind(".wh.") + 4);
+    CHECK(unpack_error({whiteout}, root) ==
+          fmt::format("failed to unpack layer whiteout.tar.gz: entry \"{}\" is a whiteout of \"{}\", which names no "
+                      "file of its directory",
+                      name, target));
+    CHECK(read(rootfs / "neighbour" / "kept") == "another image");
+    CHECK(read(root / "sub" / "kept") == "lower layer");
+  }
+}
+
+TEST_CASE("setuid, setgid and sticky bits are dropped, whoever unpacks") {
+  std::vector<image::Ownership> ownerships{image::Ownership::unpacking_user};
+  if (::geteuid() == 0) ownerships.push_back(image::Ownership::from_layers);
+  for (const auto ownership : ownerships) {
+    const auto tmp = test::scratch_directory();
+    const auto root = tmp.path() / "root";
+    fs::create_directories(root);
+    const auto special = layer(tmp.path() / "special.tar.gz",
+                               {dir("tmp", 01777), dir("shared", 02775), Item{"su", 'f', "x", 04755},
+                                Item{"sg", 'f', "x", 02755}, Item{"shared/both", 'f', "x", 06711}});
+    const auto unpacked = image::unpack_layers({special}, root, ownership);
+    REQUIRE_MESSAGE(unpacked.has_value(), unpacked.error().message);
+    const auto mode = [&](const char* name) {
+      struct stat info {};
+      REQUIRE(::lstat((root / name).c_str(), &info) == 0);
+      return info.st_mode & 07777;
+    };
+    CHECK(mode("tmp") == 0777);
+    CHECK(mode("shared") == 0775);
+    CHECK(mode("su") == 0755);
+    CHECK(mode("sg") == 0755);
+    CHECK(mode("shared/both") == 0711);
+  }
+}
+
+TEST_CASE("the device-code check's layer reader names entries as the unpacker does and refuses ..") {
+  const auto tmp = test::scratch_directory();
+  std::vector<std::string> seen;
+  const image::LayerFileFilter all = [](std::string_view, std::span<const std::byte>) { return true; };
+  const image::LayerFileVisitor remember = [&](std::string_view path, std::string_view) -> Result<void> {
+    seen.emplace_back(path);
+    return {};
+  };
+  const auto fine = layer(tmp.path() / "fine.tar.gz", {file("./usr//lib/a"), file("/opt/b")});
+  REQUIRE(image::read_layer_files(fine.path, "fine", all, remember));
+  CHECK(seen == std::vector<std::string>{"usr/lib/a", "opt/b"});
+
+  seen.clear();
+  const auto escape = layer(tmp.path() / "escape.tar.gz", {file("usr/../../etc/x")});
+  const auto read_escape = image::read_layer_files(escape.path, "escape", all, remember);
+  REQUIRE_FALSE(read_escape.has_value());
+  CHECK(read_escape.error().message == "failed to read layer escape: entry \"usr/../../etc/x\" leaves the image root");
+  CHECK(seen.empty());
 }
 
 TEST_CASE("symlinks out of the root are never followed: not to write, not to remove, not to replace") {

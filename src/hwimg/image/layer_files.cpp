@@ -6,7 +6,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "hwimg/util/strings.hpp"
+#include "hwimg/image/layer_entry.hpp"
 
 namespace hwimg::image {
 namespace {
@@ -62,11 +62,7 @@ Result<void> read_layer_files(const std::filesystem::path& blob, std::string_vie
     if (r < ARCHIVE_WARN) return fail("{}: {}", context, layer_files_message(reader.get()));
     if (archive_entry_filetype(entry) != AE_IFREG || archive_entry_hardlink(entry) != nullptr) continue;
     const char* raw = archive_entry_pathname(entry);
-    std::string path;
-    for (const auto& part : util::split(raw != nullptr ? raw : "", '/')) {
-      if (part.empty() || part == ".") continue;
-      path += (path.empty() ? "" : "/") + std::string(part);
-    }
+    HWIMG_TRY_ASSIGN(const auto path, with_context(clean_entry_path(raw != nullptr ? raw : ""), context));
     bytes.clear();
     HWIMG_TRY_ASSIGN(const bool more, with_context(read_entry_bytes(reader.get(), bytes, layer_file_head_size, path),
                                                    context));

@@ -18,8 +18,9 @@ namespace hwimg::image {
 using LayerFileFilter = std::function<bool(std::string_view path, std::span<const std::byte> head)>;
 using LayerFileVisitor = std::function<Result<void>(std::string_view path, std::string_view bytes)>;
 
-// Calls `visit` for each wanted regular file of `blob`, in archive order. Hard links, symlinks,
-// whiteouts and other entries are skipped; `name` names the layer in errors.
+// Calls `visit` for each wanted regular file of `blob`, in archive order, its path read by
+// clean_entry_path (layer_entry.hpp): an entry with ".." fails the read. Hard links, symlinks and
+// other entries are skipped; `name` names the layer in errors.
 [[nodiscard]] Result<void> read_layer_files(const std::filesystem::path& blob, std::string_view name,
                                             const LayerFileFilter& wanted, const LayerFileVisitor& visit);
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hwimg/image/layer_entry.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -36,18 +37,14 @@ std::string archive_message(archive* a) {
   return message != nullptr ? message : "unknown error";
 }
 
-// "./usr//bin/" -> "usr/bin", "./" -> "", and "/bin" -> "bin" (relative to the image root, as Docker
-// and containerd read it). Checked here as well as by libarchive, because whiteouts remove files
-// and never reach libarchive.
-Result<std::string> clean_entry_path(std::string_view raw) {
-  std::string cleaned;
-  for (const auto& part : util::split(raw, '/')) {
-    if (part.empty() || part == ".") continue;
-    if (part == "..") return fail("entry \"{}\" leaves the image root", raw);
-    if (!cleaned.empty()) cleaned += '/';
-    cleaned += part;
+// The name a whiteout `.wh.NAME` removes; the empty name, "." and ".." (".wh.", ".wh..", ".wh...")
+// would remove the directory holding it or one above the image root, and are refused.
+Result<std::string_view> whiteout_target(std::string_view name, const std::string& raw) {
+  const auto target = name.substr(whiteout_prefix.size());
+  if (target.empty() || target == "." || target == ".." || target.find('/') != std::string_view::npos) {
+    return fail("entry \"{}\" is a whiteout of \"{}\", which names no file of its directory", raw, target);
   }
-  return cleaned;
+  return target;
 }
 
 std::string parent_of(const std::string& path) {
@@ -107,7 +104,8 @@ private:
     const auto name = std::string_view(path).substr(path.rfind('/') + 1);
     if (name == opaque_marker) return make_opaque(parent_of(path), raw);
     if (name.starts_with(whiteout_prefix)) {
-      return remove(join_path(parent_of(path), name.substr(whiteout_prefix.size())), raw);
+      HWIMG_TRY_ASSIGN(const auto target, whiteout_target(name, raw));
+      return remove(join_path(parent_of(path), target), raw);
     }
     const auto type = archive_entry_filetype(entry);
     if (type == AE_IFCHR || type == AE_IFBLK) {
@@ -120,9 +118,11 @@ private:
       HWIMG_TRY(check_directory(parent_of(*target), raw));
       archive_entry_set_hardlink(entry, target->c_str());
     }
-    if (type == AE_IFDIR && m_ownership == Ownership::unpacking_user) {
-      archive_entry_set_perm(entry, archive_entry_perm(entry) | 0700);
-    }
+    // No setuid, setgid or sticky bit reaches the cache, where a setuid-root file of an image would
+    // be a way to root for whoever can reach it (docs/recipe.md#build-image).
+    auto perm = archive_entry_perm(entry) & 0777;
+    if (type == AE_IFDIR && m_ownership == Ownership::unpacking_user) perm |= 0700;
+    archive_entry_set_perm(entry, perm);
     struct stat existing {};
     if (type != AE_IFDIR && ::lstat(path.c_str(), &existing) == 0 && S_ISDIR(existing.st_mode)) {
       HWIMG_TRY(remove(path, raw));  // a lower layer's directory, which libarchive only removes when empty

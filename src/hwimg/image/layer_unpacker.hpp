@@ -20,9 +20,11 @@ struct LayerFile {
 // user's, with directories made writable for that user so later layers and removal work.
 enum class Ownership { from_layers, unpacking_user };
 
-// Unpacks `layers` into `directory` (existing, empty). An entry with "..", a path through a
-// symlink, a hard link out of the root or a device node fails, naming the entry and its layer; a
-// leading "/" is read as relative to the root, as Docker and containerd read it.
+// Unpacks `layers` into `directory` (existing, empty). An entry with ".." (clean_entry_path,
+// layer_entry.hpp), a whiteout of no name (".wh.", ".wh..", ".wh..."), a path through a symlink, a
+// hard link out of the root or a device node fails, naming the entry and its layer; a leading "/"
+// is read as relative to the root, as Docker and containerd read it. Setuid, setgid and sticky
+// bits are dropped.
 [[nodiscard]] Result<void> unpack_layers(const std::vector<LayerFile>& layers, const std::filesystem::path& directory,
                                          Ownership ownership);
 
