@@ -56,6 +56,7 @@ for layer in "${base_layers[@]}"; do
   [ ! -e "$cache/blobs/sha256/${layer#sha256:}" ] || fail "base layer $layer was stored in the cache"
 done
 echo "base layers: $(grep -c 'mount=' <<<"$requests") mounted, 0 downloaded"
+assert_eq "700 700" "$(stat -c %a "$cache" "$cache/staging" | paste -sd" ")" "modes of the cache and its staging area"
 
 step "the same digests as build -o DIR, then hwimg push"
 hw_ok build "$app/recipe.yaml" -o "$TEST_TMP/layout" --tag 1.0 -j 2 --cache "$TEST_TMP/cache-layout" "${tls[@]}"

@@ -123,7 +123,15 @@ input from the workdir" "$(layer_file "$dir/out" "1-$variant" opt/app/result)" "
   done
   local roots
   roots=$(ls "$dir/cache/rootfs")
-  [ "$(echo "$roots" | wc -l)" = 1 ] || fail "expected one rootfs in $dir/cache/rootfs, got: $roots"
+  [ "$(echo "$roots" | wc -l)" = 2 ] || fail "expected one rootfs and its marker in $dir/cache/rootfs, got: $roots"
+  roots=$(grep -v '\.layers$' <<<"$roots")
+  local builder_index
+  builder_index=$(blob "$dir/images" "$(tag_digest "$dir/images" busybox)")
+  assert_eq "$(jq -r '.layers[].digest' "$(blob "$dir/images" "$(jq -r '.manifests[0].digest' "$builder_index")")")" \
+    "$(cat "$dir/cache/rootfs/$roots.layers")" "the marker of the cached rootfs names its layers"
+  # The cache is its user's alone; the image's own root keeps its mode.
+  assert_eq "700 700 700 600" "$(stat -c %a "$dir/cache" "$dir/cache/rootfs" "$dir/cache/blobs" "$dir/cache/rootfs/$roots.layers" | paste -sd' ')" \
+    "modes of the cache, its rootfs directory and the marker"
   assert_eq "bin etc" "$(ls "$dir/cache/rootfs/$roots" | paste -sd' ')" "the top level of the cached rootfs"
   assert_eq "busybox marker" "$(ls "$dir/cache/rootfs/$roots"/{bin/busybox,etc/*} | xargs -n1 basename | paste -sd' ')" \
     "the cached rootfs's files"
@@ -162,7 +170,7 @@ if [ "$(id -u)" = 0 ]; then
   HOST_ONLY=1 "$HWIMG" build app.yaml -o out --tag 1 --cache "$WORK/cache" >"$TEST_TMP/build.log" 2>&1 ||
     fail "build in the builder image: $(cat "$TEST_TMP/build.log")"
   check_build "$WORK" 0
-  rootfs=$(echo "$WORK"/cache/rootfs/*)
+  rootfs=$(echo "$WORK"/cache/rootfs/*/)
   before=$(cd "$rootfs" && find . -printf '%p %m %s %T@ %i\n' | sort)
 
   step "unchanged: reused; a changed input: rebuilt in the same rootfs, which is not unpacked again"
@@ -221,7 +229,7 @@ expect_error "hwimg: error: nosh.yaml:4:10: failed to use builder image oci:imag
 expect_error "hwimg: error: escape.yaml:4:10: failed to use builder image oci:escape-images:1: failed to unpack layer $escape_layer: entry \"../escape\" leaves the image root" \
   escape.yaml
 [ ! -e "$WORK/error-cache/escape" ] && [ ! -e "$WORK/escape" ] || fail "../escape was written"
-assert_eq "$rootfs_made" "$(ls -A "$WORK/error-cache/rootfs" | wc -l)" \
+assert_eq "$rootfs_made" "$(find "$WORK/error-cache/rootfs" -mindepth 1 -maxdepth 1 ! -name "*.layers" | wc -l)" \
   "rootfs entries after the errors (none, not even a staging directory, for the escape image)"
 expect_error "hwimg: error: foreign.yaml:4:10: failed to use builder image oci:foreign-images:1: it has no image for linux/$(uname -m | sed 's/x86_64/amd64/;s/aarch64/arm64/')*; it has linux/s390x" \
   foreign.yaml

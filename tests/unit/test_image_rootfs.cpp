@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "hwimg/image/layer_files.hpp"
+#include "hwimg/image/memory_reader.hpp"
 #include "hwimg/image/rootfs.hpp"
+#include "hwimg/oci/media_types.hpp"
 #include "test_support.hpp"
 
 using namespace hwimg;
@@ -267,6 +269,7 @@ TEST_CASE("the cached rootfs is made once per manifest, and a failed unpack leav
   REQUIRE(cache);
   const auto manifest = oci::Digest::sha256_of("manifest");
   const auto good = layer(tmp.path() / "good.tar.gz", {dir("bin"), file("bin/sh", "shell")});
+  const auto good_digest = oci::Digest::sha256_of("good layer");
   std::atomic<int> asked{0};
   const image::LayerFiles layers = [&]() -> Result<std::vector<image::LayerFile>> {
     ++asked;
@@ -287,7 +290,7 @@ TEST_CASE("the cached rootfs is made once per manifest, and a failed unpack leav
     std::vector<std::jthread> threads;
     for (std::size_t i = 0; i < results.size(); ++i) {
       threads.emplace_back([&, i] {
-        results[i] = image::unpacked_rootfs(**cache, manifest, layers, image::Ownership::unpacking_user);
+        results[i] = image::unpacked_rootfs(**cache, manifest, {good_digest}, layers, image::Ownership::unpacking_user);
       });
     }
   }
@@ -298,15 +301,100 @@ TEST_CASE("the cached rootfs is made once per manifest, and a failed unpack leav
     CHECK(*result == expected);
   }
   CHECK(read(expected / "bin" / "sh") == "shell");
-  CHECK(listing((*cache)->root() / "rootfs") == std::vector<std::string>{manifest.hex(), manifest.hex() + "/bin",
+  CHECK(listing((*cache)->root() / "rootfs") == std::vector<std::string>{manifest.hex(), manifest.hex() + ".layers",
+                                                                         manifest.hex() + "/bin",
                                                                          manifest.hex() + "/bin/sh"});
+  CHECK(read((*cache)->root() / "rootfs" / (manifest.hex() + ".layers")) == good_digest.str() + "\n");
 
   const auto other = oci::Digest::sha256_of("other manifest");
   const auto bad = layer(tmp.path() / "bad.tar.gz", {file("a"), file("../escape")});
   const auto failed = image::unpacked_rootfs(
-      **cache, other, [&]() -> Result<std::vector<image::LayerFile>> { return std::vector<image::LayerFile>{bad}; },
+      **cache, other, {good_digest}, [&]() -> Result<std::vector<image::LayerFile>> { return std::vector<image::LayerFile>{bad}; },
       image::Ownership::unpacking_user);
   REQUIRE_FALSE(failed.has_value());
   CHECK(failed.error().message == "failed to unpack layer bad.tar.gz: entry \"../escape\" leaves the image root");
-  CHECK(listing((*cache)->root() / "rootfs").size() == 3);  // neither the rootfs nor its staging directory
+  CHECK(listing((*cache)->root() / "rootfs").size() == 4);  // neither the rootfs nor its staging directory
+}
+
+TEST_CASE("a cached rootfs without its marker, or made from other layers, is unpacked again") {
+  const auto tmp = test::scratch_directory();
+  auto cache = image::BlobCache::open(tmp.path() / "cache");
+  REQUIRE(cache);
+  const auto manifest = oci::Digest::sha256_of("manifest");
+  const auto lower = oci::Digest::sha256_of("lower");
+  const auto upper = oci::Digest::sha256_of("upper");
+  const auto good = layer(tmp.path() / "good.tar.gz", {dir("bin"), file("bin/sh", "shell")});
+  int asked = 0;
+  const image::LayerFiles layers = [&]() -> Result<std::vector<image::LayerFile>> {
+    ++asked;
+    return std::vector<image::LayerFile>{good};
+  };
+  const auto rootfs = (*cache)->root() / "rootfs";
+  const auto target = rootfs / manifest.hex();
+  const auto unpack = [&](const std::vector<oci::Digest>& digests) {
+    auto root = image::unpacked_rootfs(**cache, manifest, digests, layers, image::Ownership::unpacking_user);
+    REQUIRE_MESSAGE(root.has_value(), root.error().message);
+    CHECK(*root == target);
+  };
+
+  // Half made, as a crash between the rename and the marker (or another tool) leaves it.
+  test::write_file(target / "bin" / "half", "partial");
+  unpack({lower, upper});
+  CHECK(asked == 1);
+  CHECK(listing(target) == std::vector<std::string>{"bin", "bin/sh"});
+  CHECK(read(rootfs / (manifest.hex() + ".layers")) == lower.str() + "\n" + upper.str() + "\n");
+
+  unpack({lower, upper});
+  CHECK(asked == 1);  // complete: reused
+
+  test::write_file(target / "bin" / "planted", "x");
+  unpack({upper, lower});  // the marker names other layers
+  CHECK(asked == 2);
+  CHECK(listing(target) == std::vector<std::string>{"bin", "bin/sh"});
+
+  test::write_file(rootfs / (manifest.hex() + ".layers"), upper.str() + "\n");
+  unpack({upper, lower});
+  CHECK(asked == 3);
+  CHECK(listing(rootfs) == std::vector<std::string>{manifest.hex(), manifest.hex() + ".layers", manifest.hex() + "/bin",
+                                                    manifest.hex() + "/bin/sh"});
+}
+
+TEST_CASE("the cache is its user's alone: directories 0700, blobs, documents and markers 0600") {
+  const auto tmp = test::scratch_directory();
+  const auto mode = [](const fs::path& path) {
+    struct stat info {};
+    REQUIRE(::stat(path.c_str(), &info) == 0);
+    return info.st_mode & 07777;
+  };
+  // One made before (0755, as earlier versions made it) is closed when opened.
+  fs::create_directories(tmp.path() / "cache" / "blobs" / "sha256");
+  fs::permissions(tmp.path() / "cache", fs::perms(0755));
+  fs::permissions(tmp.path() / "cache" / "blobs", fs::perms(0755));
+  auto cache = image::BlobCache::open(tmp.path() / "cache");
+  REQUIRE(cache);
+  const auto root = (*cache)->root();
+  for (const auto& directory : {root, root / "blobs", root / "blobs" / "sha256", root / "locks"}) {
+    CAPTURE(directory);
+    CHECK(mode(directory) == 0700);
+  }
+
+  image::MemoryReader source("registry.example.org/builder");
+  const auto config = source.add(R"({"architecture":"amd64","os":"linux"})", oci::media_type::config);
+  const auto layer_bytes = std::string("not really a layer");
+  const auto blob = source.add(layer_bytes, oci::media_type::layer_gzip);
+  REQUIRE((*cache)->read_document(source, config));
+  CHECK(mode((*cache)->blob_path(config.digest)) == 0600);
+  const auto fetched = (*cache)->get(source, blob);
+  REQUIRE_MESSAGE(fetched.has_value(), fetched.error().message);
+  CHECK(mode(*fetched) == 0600);
+
+  const auto good = layer(tmp.path() / "good.tar.gz", {dir("bin"), file("bin/sh", "shell")});
+  const auto manifest = oci::Digest::sha256_of("manifest");
+  REQUIRE(image::unpacked_rootfs(**cache, manifest, {blob.digest},
+                                 [&]() -> Result<std::vector<image::LayerFile>> {
+                                   return std::vector<image::LayerFile>{good};
+                                 },
+                                 image::Ownership::unpacking_user));
+  CHECK(mode(root / "rootfs") == 0700);
+  CHECK(mode(root / "rootfs" / (manifest.hex() + ".layers")) == 0600);
 }

@@ -63,8 +63,10 @@ Result<fs::path> BuilderImages::rootfs(const BaseImage& image, util::Output& out
     };
     // Only root can give files their owners in the layers; a rootless build owns them itself.
     const auto ownership = ::geteuid() == 0 ? image::Ownership::from_layers : image::Ownership::unpacking_user;
-    HWIMG_TRY_ASSIGN(auto root, with_context(image::unpacked_rootfs(*cache, image.manifest_descriptor.digest, layers,
-                                                                    ownership),
+    std::vector<oci::Digest> layer_digests;
+    for (const auto& layer : image.layers) layer_digests.push_back(layer.digest);
+    HWIMG_TRY_ASSIGN(auto root, with_context(image::unpacked_rootfs(*cache, image.manifest_descriptor.digest,
+                                                                    layer_digests, layers, ownership),
                                              context));
     if (!image::exists_in_rootfs(root, "/bin/sh")) return fail("{}: it has no /bin/sh to run the build step", context);
     return root;

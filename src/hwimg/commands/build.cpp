@@ -9,6 +9,7 @@
 #include "hwimg/commands/environment.hpp"
 #include "hwimg/commands/registry_commands.hpp"
 #include "hwimg/registry/client.hpp"
+#include "hwimg/util/files.hpp"
 
 namespace hwimg::commands {
 namespace {
@@ -66,7 +67,10 @@ Result<int> run_build(BuildArguments arguments) {
     request.tag = destination->tag;
     if (!keeps_layout) {
       // Straight to a registry: the variants' own blobs are staged in the cache (so a rerun reuses
-      // them), the bases' stay where they are.
+      // them), the bases' stay where they are. The cache is its user's alone (image/blob_cache.hpp).
+      for (const auto& directory : {request.cache, request.cache / "staging"}) {
+        HWIMG_TRY(with_context(util::make_private_directory(directory), "failed to open the cache"));
+      }
       request.layout = request.cache / "staging" / oci::Digest::sha256_of(destination->name()).hex().substr(0, 16);
       request.base_layers = build::BaseLayers::left_in_registry;
     }

@@ -1,5 +1,6 @@
 #include "hwimg/image/blob_cache.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hwimg/util/files.hpp"
@@ -7,15 +8,23 @@
 namespace hwimg::image {
 namespace fs = std::filesystem;
 
+namespace {
+
+constexpr unsigned private_file_mode = 0600;
+
+}  // namespace
+
 std::filesystem::path default_cache_root(const char* xdg_cache_home, const char* home) {
   if (xdg_cache_home != nullptr && *xdg_cache_home == '/') return fs::path(xdg_cache_home) / "hwimg";
   return fs::path(home != nullptr && *home != '\0' ? home : "/") / ".cache" / "hwimg";
 }
 
 Result<std::unique_ptr<BlobCache>> BlobCache::open(const fs::path& root, util::Output& output) {
+  // Only its user may enter the cache: builder images' files and staged builds are the user's.
   const auto blobs = root / "blobs" / "sha256";
-  HWIMG_TRY(with_context(util::make_directories(blobs), "failed to open the cache " + root.string()));
-  HWIMG_TRY(with_context(util::make_directories(root / "locks"), "failed to open the cache " + root.string()));
+  for (const auto& directory : {root, root / "blobs", blobs, root / "locks"}) {
+    HWIMG_TRY(with_context(util::make_private_directory(directory), "failed to open the cache " + root.string()));
+  }
   util::remove_orphaned_temporaries(blobs, ".", ".tmp-");
   return std::unique_ptr<BlobCache>(new BlobCache(root, output));
 }
@@ -62,7 +71,7 @@ Result<std::string> BlobCache::read_document(ImageReader& reader, const oci::Des
   }
   HWIMG_TRY_ASSIGN(auto bytes, reader.read(descriptor));
   // Same bytes whoever writes them, so concurrent writers need no lock: the last rename wins.
-  HWIMG_TRY(with_context(util::write_file_atomic(path, bytes),
+  HWIMG_TRY(with_context(util::write_file_atomic(path, bytes, private_file_mode),
                          fmt::format("failed to store {} in the cache {}", descriptor.digest.str(), m_root.string())));
   return bytes;
 }
@@ -71,7 +80,7 @@ Result<void> BlobCache::fetch(ImageReader& reader, const oci::Descriptor& descri
   const auto path = blob_path(descriptor.digest);
   const auto temporary = util::temporary_sibling(path);
   HWIMG_TRY(reader.copy_blob(descriptor, temporary));
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+  if (::chmod(temporary.c_str(), private_file_mode) != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
     const int error = errno;
     ::unlink(temporary.c_str());
     return fail("failed to store blob {} in the cache {}: {}", descriptor.digest.str(), m_root.string(),

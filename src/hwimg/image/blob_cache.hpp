@@ -3,6 +3,7 @@
 // images): `$XDG_CACHE_HOME/hwimg` or `--cache DIR`, shared by every build. Each blob is written
 // to a temporary file, verified against its digest and renamed in, so a killed fetch leaves
 // nothing behind but a temporary that the next run reclaims; concurrent builds fetch a blob once.
+// Its directories are 0700 and its files 0600: what it holds is its user's alone.
 
 #include <filesystem>
 #include <map>
@@ -16,7 +17,8 @@ namespace hwimg::image {
 
 class BlobCache {
 public:
-  // Creates the directory layout under `root` and reclaims what killed fetches left.
+  // Creates the directory layout under `root` (0700, an existing root made so) and reclaims what
+  // killed fetches left.
   [[nodiscard]] static Result<std::unique_ptr<BlobCache>> open(const std::filesystem::path& root,
                                                                util::Output& output = util::null_output());
 

@@ -11,16 +11,55 @@
 namespace hwimg::image {
 namespace fs = std::filesystem;
 
-Result<fs::path> unpacked_rootfs(const BlobCache& cache, const oci::Digest& manifest, const LayerFiles& layers,
+namespace {
+
+// The marker's content: the layers' digests, one a line, lowest first.
+std::string layers_text(const std::vector<oci::Digest>& layer_digests) {
+  std::string text;
+  for (const auto& digest : layer_digests) text += digest.str() + "\n";
+  return text;
+}
+
+bool is_complete(const fs::path& target, const fs::path& marker, const std::string& expected) {
+  std::error_code ec;
+  if (!fs::is_directory(target, ec)) return false;
+  const auto text = util::read_file(marker);
+  return text && *text == expected;
+}
+
+// Takes a rootfs that is not complete out of the way: its marker first, so a crash in between
+// leaves one without a marker, then the directory renamed to a staging name and removed (a crash
+// leaves that name to the next one's clean-up).
+Result<void> discard(const fs::path& target, const fs::path& marker, const oci::Digest& manifest) {
+  std::error_code ec;
+  if (::unlink(marker.c_str()) != 0 && errno != ENOENT) {
+    return fail("failed to remove {}: {}", marker.string(), util::errno_text(errno));
+  }
+  if (!fs::exists(fs::symlink_status(target, ec))) return {};
+  const auto doomed = target.parent_path() / fmt::format(".{}.tmp-{}-discarded", manifest.hex(), ::getpid());
+  if (::rename(target.c_str(), doomed.c_str()) != 0) {
+    return fail("failed to remove the incomplete root filesystem {}: {}", target.string(), util::errno_text(errno));
+  }
+  fs::remove_all(doomed, ec);
+  if (ec) return fail("failed to remove the incomplete root filesystem {}: {}", doomed.string(), ec.message());
+  return {};
+}
+
+}  // namespace
+
+Result<fs::path> unpacked_rootfs(const BlobCache& cache, const oci::Digest& manifest,
+                                 const std::vector<oci::Digest>& layer_digests, const LayerFiles& layers,
                                  Ownership ownership) {
   const auto directory = cache.root() / "rootfs";
   const auto target = directory / manifest.hex();
-  std::error_code ec;
-  if (fs::is_directory(target, ec)) return target;  // renamed in whole, so complete
-  HWIMG_TRY(with_context(util::make_directories(directory), "failed to open the cache " + cache.root().string()));
+  const auto marker = directory / (manifest.hex() + ".layers");
+  const auto expected = layers_text(layer_digests);
+  if (is_complete(target, marker, expected)) return target;
+  HWIMG_TRY(with_context(util::make_private_directory(directory), "failed to open the cache " + cache.root().string()));
   HWIMG_TRY_ASSIGN(const auto lock, util::FileLock::acquire(cache.root() / "locks" / ("rootfs-" + manifest.hex())));
-  if (fs::is_directory(target, ec)) return target;  // another build made it while this one waited
+  if (is_complete(target, marker, expected)) return target;  // another build made it while this one waited
   util::remove_orphaned_temporaries(directory, ".", ".tmp-");
+  HWIMG_TRY(discard(target, marker, manifest));
   HWIMG_TRY_ASSIGN(const auto staging,
                    util::TempDir::create(directory, fmt::format(".{}.tmp-{}-", manifest.hex(), ::getpid())));
   if (::chmod(staging.path().c_str(), 0755) != 0) {
@@ -32,6 +71,8 @@ Result<fs::path> unpacked_rootfs(const BlobCache& cache, const oci::Digest& mani
     return fail("failed to store the root filesystem {} in the cache: {}", target.string(), util::errno_text(errno));
   }
   HWIMG_TRY(util::fsync_directory(directory));
+  HWIMG_TRY(with_context(util::write_file_atomic(marker, expected, 0600),
+                         "failed to store the root filesystem " + target.string() + " in the cache"));
   return target;
 }
 

@@ -3,7 +3,8 @@
 // its layers unpacked (layer_unpacker.hpp) once per manifest digest in the user's cache and
 // shared read-only by every build after that.
 //
-//   auto root = image::unpacked_rootfs(cache, manifest.digest, layers, image::Ownership::unpacking_user);
+//   auto root = image::unpacked_rootfs(cache, manifest.digest, layer_digests, layers,
+//                                      image::Ownership::unpacking_user);
 
 #include <filesystem>
 #include <functional>
@@ -18,12 +19,15 @@
 
 namespace hwimg::image {
 
-// <cache>/rootfs/<hex of `manifest`>: when missing, the layers `layers` gives (called only then, so a
-// cached rootfs needs no blob) are unpacked into a staging directory beside it and renamed in,
-// under a lock, so concurrent builds unpack it once and a killed unpack leaves only a staging
-// directory, which the next one removes.
+// <cache>/rootfs/<hex of `manifest`>: unless it is there and complete, the layers `layers` gives
+// (called only then, so a cached rootfs needs no blob) are unpacked into a staging directory beside
+// it and renamed in, under a lock, so concurrent builds unpack it once and a killed unpack leaves
+// only a staging directory, which the next one removes. Complete means that its marker
+// <hex>.layers, written last, lists `layer_digests`, the layers it is made from: a rootfs without
+// it (a crash between the rename and the marker) or with other layers is unpacked again.
 using LayerFiles = std::function<Result<std::vector<LayerFile>>()>;
 [[nodiscard]] Result<std::filesystem::path> unpacked_rootfs(const BlobCache& cache, const oci::Digest& manifest,
+                                                            const std::vector<oci::Digest>& layer_digests,
                                                             const LayerFiles& layers, Ownership ownership);
 
 // Whether `path` (absolute, as the image sees it) names a file in the root filesystem at `root`,

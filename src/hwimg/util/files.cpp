@@ -63,6 +63,19 @@ Result<void> make_directories(const fs::path& path) {
   return {};
 }
 
+Result<void> make_private_directory(const fs::path& path) {
+  if (path.has_parent_path()) HWIMG_TRY(make_directories(path.parent_path()));
+  if (::mkdir(path.c_str(), 0700) == 0) return {};
+  if (errno != EEXIST) return fail("failed to create directory {}: {}", path.string(), errno_text(errno));
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return fail("failed to read {}: {}", path.string(), errno_text(errno));
+  if (!S_ISDIR(info.st_mode)) return fail("failed to create directory {}: a file of that name exists", path.string());
+  if ((info.st_mode & 077) != 0 && ::chmod(path.c_str(), info.st_mode & 07700) != 0) {
+    return fail("failed to set the mode of {}: {}", path.string(), errno_text(errno));
+  }
+  return {};
+}
+
 Result<void> fsync_directory(const fs::path& directory) {
   UniqueFd fd(::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid() || ::fsync(fd.get()) != 0) {

@@ -22,6 +22,10 @@ namespace fs = std::filesystem;
 // Creates `path` and its missing parents.
 [[nodiscard]] Result<void> make_directories(const fs::path& path);
 
+// Creates `path` and its missing parents, `path` itself with mode 0700; an existing `path` that
+// its group or others could enter is made 0700. For caches that hold what only their user may read.
+[[nodiscard]] Result<void> make_private_directory(const fs::path& path);
+
 // Creates `path` (which must not exist) with `data` and fsyncs it; removes it again on failure.
 // For files that are renamed into place by the caller.
 [[nodiscard]] Result<void> write_file_durable(const fs::path& path, std::string_view data, unsigned mode = 0644);
