@@ -182,6 +182,13 @@ if [ "$(id -u)" = 0 ]; then
   assert_eq "$before" "$(cd "$rootfs" && find . -printf '%p %m %s %T@ %i\n' | sort)" "the cached rootfs"
   echo "input from the workdir" >src/input.txt
 
+  step "a relative --cache: the rootfs runc is given is an absolute path"
+  "$HWIMG" build one.yaml -o relative-out --tag 1 --cache relative-cache >"$TEST_TMP/build.log" 2>&1 ||
+    fail "build with --cache relative-cache: $(cat "$TEST_TMP/build.log")"
+  assert_eq "$MARKER
+input from the workdir" "$(layer_file relative-out "$(jq -r '.manifests[].annotations["org.opencontainers.image.ref.name"] |
+    select(startswith("1-"))' relative-out/index.json)" opt/app/result)" "result of the build with a relative cache"
+
   step "as root without runc: the error says what to install"
   expect_error "hwimg: error: one.yaml:4:10: failed to run the build step in builder image oci:images:busybox: runc is not installed or does not run (apt-get install runc); hwimg runs build steps in builder images with runc when it runs as root" \
     one.yaml PATH=/nonexistent

@@ -56,7 +56,12 @@ Result<int> run_build(BuildArguments arguments) {
   HWIMG_TRY_ASSIGN(request.source_date_epoch, source_date_epoch());
   request.expand.cuda_root = cuda_root();
   request.images.registry = client_options(arguments.registry, output);
-  request.cache = arguments.cache.empty() ? cache_root() : arguments.cache;
+  // Absolute once: a builder image's root filesystem in the cache is handed to runc or bwrap, which
+  // do not run in this working directory (a relative --cache failed there).
+  std::error_code ec;
+  request.cache = std::filesystem::absolute(arguments.cache.empty() ? cache_root() : arguments.cache, ec);
+  if (ec) return fail("failed to use the cache {}: {}", arguments.cache.string(), ec.message());
+  request.cache = request.cache.lexically_normal();
   std::optional<registry::Reference> push;
   if (!arguments.push.empty()) {
     auto destination = registry::parse_reference(arguments.push);
