@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include <sys/stat.h>
+
 #include "hwimg/image/documents.hpp"
 #include "hwimg/image/layout_reader.hpp"
 #include "hwimg/image/memory_reader.hpp"
@@ -171,6 +173,29 @@ TEST_CASE("LayoutReader reads verified blobs within the document limits and name
                                                      oci::Digest::sha256_of(std::string(
                                                          static_cast<std::size_t>(manifest.config.size), 'x')).str()) !=
         std::string::npos);
+}
+
+TEST_CASE("LayoutReader copies only regular files: a layer that is /dev/zero or a FIFO is refused at once") {
+  TaggedLayout l;
+  const auto reader = image::LayoutReader::open(l.root).value();
+  const auto layer = l.layout.put_blob("layer bytes", oci::media_type::layer_gzip).value();
+  const auto blob = l.root / "blobs" / "sha256" / layer.digest.hex();
+  const auto destination = l.tmp.path() / "copied";
+  for (const std::string kind : {"a character device", "a FIFO"}) {
+    CAPTURE(kind);
+    fs::remove(blob);
+    if (kind == "a FIFO") {
+      REQUIRE(::mkfifo(blob.c_str(), 0600) == 0);  // nobody writes: before, the copy waited for ever
+    } else {
+      fs::create_symlink("/dev/zero", blob);
+    }
+    const auto copied = reader->copy_blob(layer, destination);
+    REQUIRE_FALSE(copied.has_value());
+    CHECK(copied.error().message ==
+          fmt::format("failed to read blob {} from {}: failed to read {}: it is {}, not a regular file",
+                      layer.digest.str(), l.root.string(), blob.string(), kind));
+    CHECK_FALSE(fs::exists(destination));
+  }
 }
 
 TEST_CASE("LayoutReader pins a manifest by the preferred tag, another tag, or its digest") {

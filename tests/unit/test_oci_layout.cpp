@@ -2,7 +2,10 @@
 
 #include <thread>
 
+#include <sys/stat.h>
+
 #include "hwimg/oci/layout.hpp"
+#include "hwimg/oci/media_types.hpp"
 #include "hwimg/util/files.hpp"
 #include "test_support.hpp"
 
@@ -36,7 +39,55 @@ TEST_CASE("blobs are content-addressed and verified when read") {
                     "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
                     d->digest.str(), tmp.path().string()));
   test::write_file(layout->blob_path(d->digest), "{ }");
-  CHECK(layout->read_blob(*d).error().message.ends_with("size is 3 bytes, descriptor says 2"));
+  CHECK(layout->read_blob(*d).error().message.ends_with("it holds more than the 2 bytes expected"));
+  test::write_file(layout->blob_path(d->digest), "{");
+  CHECK(layout->read_blob(*d).error().message.ends_with("size is 1 bytes, descriptor says 2"));
+}
+
+TEST_CASE("only regular files are read from a layout: a blob or index.json that is /dev/zero or a FIFO is refused") {
+  const auto tmp = test::scratch_directory();
+  auto layout = oci::Layout::open(tmp.path(), oci::OpenMode::create);
+  REQUIRE(layout);
+  const auto manifest = layout->put_blob(R"({"schemaVersion":2})", oci::media_type::manifest).value();
+  const auto blob = layout->blob_path(manifest.digest);
+  const auto refused = [&](std::string_view kind) {
+    return fmt::format("failed to read blob {} from {}: failed to read {}: it is {}, not a regular file",
+                       manifest.digest.str(), tmp.path().string(), blob.string(), kind);
+  };
+
+  fs::remove(blob);
+  fs::create_symlink("/dev/zero", blob);
+  CHECK(layout->read_blob(manifest).error().message == refused("a character device"));
+  CHECK(oci::digest_file(blob.string()).error().message ==
+        fmt::format("failed to read {}: it is a character device, not a regular file", blob.string()));
+
+  // Nothing writes to the FIFO: before, reading it waited for ever.
+  fs::remove(blob);
+  REQUIRE(::mkfifo(blob.c_str(), 0600) == 0);
+  CHECK(layout->read_blob(manifest).error().message == refused("a FIFO"));
+  CHECK(oci::digest_file(blob.string()).error().message ==
+        fmt::format("failed to read {}: it is a FIFO, not a regular file", blob.string()));
+
+  // A descriptor may not claim more than a document can be.
+  auto huge = manifest;
+  huge.size = std::int64_t{1} << 40;
+  CHECK(layout->read_blob(huge).error().message ==
+        fmt::format("failed to read blob {} from {}: its descriptor says 1099511627776 bytes, more than the 4 MiB limit",
+                    manifest.digest.str(), tmp.path().string()));
+
+  const auto index_json = tmp.path() / "index.json";
+  fs::remove(index_json);
+  fs::create_symlink("/dev/zero", index_json);
+  CHECK(layout->read_index_json().error().message ==
+        fmt::format("failed to read {}: it is a character device, not a regular file", index_json.string()));
+  fs::remove(index_json);
+  REQUIRE(::mkfifo(index_json.c_str(), 0600) == 0);
+  CHECK(layout->read_index_json().error().message ==
+        fmt::format("failed to read {}: it is a FIFO, not a regular file", index_json.string()));
+  fs::remove(index_json);
+  test::write_file(index_json, R"({"schemaVersion":2,"manifests":[]})" + std::string(std::size_t{64} << 20, ' '));
+  CHECK(layout->read_index_json().error().message ==
+        fmt::format("failed to read {}: it holds more than the 67108864 bytes expected", index_json.string()));
 }
 
 TEST_CASE("concurrent index.json updates all land") {

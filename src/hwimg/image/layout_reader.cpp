@@ -53,19 +53,16 @@ Result<oci::Descriptor> LayoutReader::resolve(std::string_view tag_or_digest) {
 }
 
 Result<std::string> LayoutReader::read(const oci::Descriptor& descriptor) {
-  if (descriptor.size < 0 || static_cast<std::size_t>(descriptor.size) > oci::document_limit(descriptor)) {
-    return fail("failed to read blob {} from {}: its descriptor says {} bytes, more than the {} MiB limit",
-                descriptor.digest.str(), m_layout.root().string(), descriptor.size, oci::document_limit(descriptor) >> 20);
-  }
   return m_layout.read_blob(descriptor);
 }
 
 Result<void> LayoutReader::copy_blob(const oci::Descriptor& descriptor, const std::filesystem::path& destination) {
-  util::UniqueFd source(::open(m_layout.blob_path(descriptor.digest).c_str(), O_RDONLY | O_CLOEXEC));
-  if (!source.valid()) {
+  auto opened = util::open_regular_file(m_layout.blob_path(descriptor.digest));
+  if (!opened) {
     return fail("failed to read blob {} from {}: {}", descriptor.digest.str(), m_layout.root().string(),
-                util::errno_text(errno));
+                opened.error().message);
   }
+  const auto source = std::move(*opened);
   HWIMG_TRY_ASSIGN(auto sink, BlobSink::create(destination, descriptor));
   char buffer[1 << 16];
   while (true) {

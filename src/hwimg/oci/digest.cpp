@@ -100,10 +100,8 @@ Result<Digest> Digest::parse(std::string_view text) {
 }
 
 Result<FileDigest> digest_file(const std::string& path) {
-  util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    return fail("failed to read {}: {}", path, util::errno_text(errno));
-  }
+  // A FIFO would hang the hash and /dev/zero never end it.
+  HWIMG_TRY_ASSIGN(const auto fd, util::open_regular_file(path));
   Sha256 hash;
   std::string buffer(1 << 20, '\0');
   FileDigest result;

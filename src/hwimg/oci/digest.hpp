@@ -56,7 +56,7 @@ struct FileDigest {
   std::int64_t size = 0;
 };
 
-// Streams a file through SHA-256.
+// Streams a regular file through SHA-256; a FIFO or device is refused.
 [[nodiscard]] Result<FileDigest> digest_file(const std::string& path);
 
 }  // namespace hwimg::oci

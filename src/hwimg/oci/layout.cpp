@@ -17,6 +17,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view layout_marker = R"({"imageLayoutVersion":"1.0.0"})";
+// oci-layout is one small JSON object; index.json lists every tag, so it gets room for many
+// thousands of them (a descriptor with its annotations is a few hundred bytes).
+constexpr std::size_t max_marker_size = 4096;
+constexpr std::size_t max_index_json_size = std::size_t{64} << 20;
 
 }  // namespace
 
@@ -65,7 +69,8 @@ Result<Layout> Layout::open(const fs::path& root, OpenMode mode) {
     HWIMG_TRY(create_layout(root));
   }
   HWIMG_TRY_ASSIGN(const auto marker,
-                   with_context(util::read_file(marker_path), "failed to open image layout " + root.string()));
+                   with_context(util::read_regular_file(marker_path, max_marker_size),
+                                "failed to open image layout " + root.string()));
   if (marker.find("\"1.0.0\"") == std::string::npos) {
     return fail("failed to open image layout {}: unsupported oci-layout {}", root.string(), util::trim(marker));
   }
@@ -124,7 +129,12 @@ Result<void> Layout::adopt_blob(const fs::path& temporary, const Digest& digest)
 }
 
 Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
-  auto data = util::read_file(blob_path(descriptor.digest));
+  if (descriptor.size < 0 || static_cast<std::size_t>(descriptor.size) > document_limit(descriptor)) {
+    return fail("failed to read blob {} from {}: its descriptor says {} bytes, more than the {} MiB limit",
+                descriptor.digest.str(), m_root.string(), descriptor.size, document_limit(descriptor) >> 20);
+  }
+  // Never more than the descriptor says: a blob that is a FIFO or a link to /dev/zero is refused.
+  auto data = util::read_regular_file(blob_path(descriptor.digest), static_cast<std::size_t>(descriptor.size));
   if (!data) {
     return fail("failed to read blob {} from {}: {}", descriptor.digest.str(), m_root.string(),
                 data.error().message);
@@ -134,7 +144,7 @@ Result<std::string> Layout::read_blob(const Descriptor& descriptor) const {
 }
 
 Result<Index> Layout::read_index_json() const {
-  HWIMG_TRY_ASSIGN(const auto text, util::read_file(m_root / "index.json"));
+  HWIMG_TRY_ASSIGN(const auto text, util::read_regular_file(m_root / "index.json", max_index_json_size));
   return with_context(parse_index(text), "failed to read " + (m_root / "index.json").string());
 }
 

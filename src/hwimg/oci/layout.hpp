@@ -33,8 +33,10 @@ public:
   // hwimg's private working area inside the layout (caches, temporary files, the lock).
   [[nodiscard]] std::filesystem::path state_directory() const { return m_root / ".hwimg"; }
 
-  // Reads a blob, checking its size and digest against the descriptor.
+  // Reads a document blob (oci::document_limit bounds its size), checking its size and digest
+  // against the descriptor; only a regular file, and never more bytes than the descriptor says.
   [[nodiscard]] Result<std::string> read_blob(const Descriptor& descriptor) const;
+  // index.json, a regular file of at most 64 MiB.
   [[nodiscard]] Result<Index> read_index_json() const;
 
   // Runs `change` on index.json under the layout lock and writes the result atomically.

@@ -1,5 +1,6 @@
 #include "hwimg/util/files.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -45,6 +46,55 @@ Result<std::string> read_file(const fs::path& path) {
     }
     data.append(buffer, static_cast<std::size_t>(n));
   }
+}
+
+namespace {
+
+std::string_view file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
+}
+
+}  // namespace
+
+Result<UniqueFd> open_regular_file(const fs::path& path) {
+  // O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid()) return fail("failed to open {}: {}", path.string(), errno_text(errno));
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) return fail("failed to read {}: {}", path.string(), errno_text(errno));
+  if (!S_ISREG(info.st_mode)) {
+    return fail("failed to read {}: it is {}, not a regular file", path.string(), file_kind(info.st_mode));
+  }
+  return fd;
+}
+
+Result<std::string> read_regular_file(const fs::path& path, std::size_t max_size) {
+  HWIMG_TRY_ASSIGN(const auto fd, open_regular_file(path));
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) return fail("failed to read {}: {}", path.string(), errno_text(errno));
+  const auto too_large = [&] {
+    return fail("failed to read {}: it holds more than the {} bytes expected", path.string(), max_size);
+  };
+  if (static_cast<std::uintmax_t>(info.st_size) > max_size) return too_large();
+  const auto limit = max_size + 1;  // one byte more than allowed tells a file that grew since fstat
+  std::string data(std::min(limit, static_cast<std::size_t>(info.st_size) + 1), '\0');
+  std::size_t filled = 0;
+  while (filled < limit) {
+    if (filled == data.size()) data.resize(std::min(limit, data.size() * 2));
+    const auto n = ::read(fd.get(), data.data() + filled, data.size() - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("failed to read {}: {}", path.string(), errno_text(errno));
+    if (n == 0) break;
+    filled += static_cast<std::size_t>(n);
+  }
+  if (filled > max_size) return too_large();
+  data.resize(filled);
+  return data;
 }
 
 fs::path temporary_sibling(const fs::path& path) {

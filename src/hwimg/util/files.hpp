@@ -14,6 +14,15 @@ namespace fs = std::filesystem;
 
 [[nodiscard]] Result<std::string> read_file(const fs::path& path);
 
+// `path` opened for reading when it is a regular file (symlinks followed); anything else, a FIFO
+// or a device such as /dev/zero, is refused without waiting on it: "failed to read P: it is a
+// FIFO, not a regular file". For files others may have put there (image layouts).
+[[nodiscard]] Result<UniqueFd> open_regular_file(const fs::path& path);
+
+// The content of the regular file `path`, refused without reading it when it holds more than
+// `max_size` bytes, and never more than that read.
+[[nodiscard]] Result<std::string> read_regular_file(const fs::path& path, std::size_t max_size);
+
 // Writes to a temporary file beside `path`, fsyncs it, renames it over `path` and fsyncs the
 // directory, so a crash leaves either the old or the new content, never a mix.
 [[nodiscard]] Result<void> write_file_atomic(const fs::path& path, std::string_view data,
