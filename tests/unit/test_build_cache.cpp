@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 
 #include "hwimg/build/build_cache.hpp"
@@ -231,6 +233,15 @@ TEST_CASE("the cache returns a remembered variant only while all its blobs are t
   }
   SUBCASE("the cache entry is not JSON") {
     test::write_file(layout.state_directory() / "cache" / (key + ".json"), "not json");
+    CHECK_FALSE(build::cached_variant(layout, key).has_value());
+  }
+  SUBCASE("the cache entry is a FIFO or /dev/zero: a miss at once, not a hang or every byte read") {
+    const auto entry = layout.state_directory() / "cache" / (key + ".json");
+    fs::remove(entry);
+    REQUIRE(::mkfifo(entry.c_str(), 0600) == 0);
+    CHECK_FALSE(build::cached_variant(layout, key).has_value());
+    fs::remove(entry);
+    fs::create_symlink("/dev/zero", entry);
     CHECK_FALSE(build::cached_variant(layout, key).has_value());
   }
 }

@@ -84,7 +84,8 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const Varian
 
 std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std::string& key,
                                            const std::set<oci::Digest>& remote) {
-  auto text = util::read_file(cache_file(layout.root(), key));
+  // In the layout, which others may have made: a regular file of one index's size at most.
+  auto text = util::read_regular_file(cache_file(layout.root(), key), oci::max_manifest_size);
   if (!text) return std::nullopt;
   const auto entry = util::json::parse_object(*text);
   if (!entry || !entry->contains("index")) return std::nullopt;

@@ -64,7 +64,7 @@ Result<std::string> BlobCache::read_document(ImageReader& reader, const oci::Des
   const auto path = blob_path(descriptor.digest);
   std::error_code ec;
   if (fs::exists(path, ec)) {
-    auto cached = util::read_file(path);
+    auto cached = util::read_regular_file(path, oci::document_limit(descriptor));
     if (cached && oci::verify_content(descriptor, *cached, m_root.string())) return cached;
     m_output.warning(fmt::format("the cached document {} in {} is corrupt: reading it again", descriptor.digest.str(),
                                  m_root.string()));

@@ -23,7 +23,7 @@ std::string layers_text(const std::vector<oci::Digest>& layer_digests) {
 bool is_complete(const fs::path& target, const fs::path& marker, const std::string& expected) {
   std::error_code ec;
   if (!fs::is_directory(target, ec)) return false;
-  const auto text = util::read_file(marker);
+  const auto text = util::read_regular_file(marker, expected.size());
   return text && *text == expected;
 }
 
