@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <system_error>
 
@@ -70,17 +71,26 @@ Result<void> copy_missing_blobs(image::OpenedImage& source, const registry::Clie
                                 const oci::Layout& layout, LayoutBlobQueue& queue) {
   if (queue.blobs.empty()) return {};
   const auto copiers = std::clamp<std::size_t>(options.jobs, 1, std::max<std::size_t>(queue.blobs.size(), 1));
-  {
-    util::ThreadPool pool(static_cast<unsigned>(copiers));
-    for (std::size_t i = 0; i < copiers; ++i) {
-      (void)pool.submit([&, i] {
-        if (i == 0) return copy_queued_blobs(*source.reader, layout, queue);
-        auto reader = image::open_reader(source.reference, {options, {}, nullptr});
-        if (!reader) return queue.record_failure(std::move(reader.error()));
-        copy_queued_blobs(**reader, layout, queue);
-      });
-    }
-  }  // the pool's destructor waits for every copier
+  const auto copier = [&](std::size_t i) {
+    if (i == 0) return copy_queued_blobs(*source.reader, layout, queue);
+    auto reader = image::open_reader(source.reference, {options, {}, nullptr});
+    if (!reader) return queue.record_failure(std::move(reader.error()));
+    copy_queued_blobs(**reader, layout, queue);
+  };
+  util::ThreadPool pool(static_cast<unsigned>(copiers));
+  std::vector<std::future<void>> finished;
+  for (std::size_t i = 0; i < copiers; ++i) {
+    finished.push_back(pool.submit([&, i] {
+      // What a copier throws fails the copy as an error it returns would, and stops the others.
+      try {
+        copier(i);
+      } catch (const std::exception& e) {
+        queue.record_failure(Error{fmt::format("failed to copy blobs into {}: {}", layout.root().string(), e.what())});
+      }
+    }));
+  }
+  // Every copier's end is collected before anything is written after the blobs.
+  for (auto& done : finished) done.get();
   if (queue.first_error) return std::unexpected(std::move(*queue.first_error));
   return {};
 }

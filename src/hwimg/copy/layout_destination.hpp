@@ -13,7 +13,8 @@ namespace hwimg::copy {
 
 // Writes `plan` into the layout `directory`, creating it if needed: the blobs it lacks read from
 // `source` by up to `options.jobs` threads (the first through `source.reader`, the others through
-// readers of their own), the first failure returned; then the root gets the plan's root tag and
+// readers of their own), every copier's end collected and the first failure returned (what a
+// copier throws is one), before anything else is written; then the root gets the plan's root tag and
 // each variant its own, replacing what had those tags, and each referrer an untagged descriptor
 // unless index.json lists its digest.
 [[nodiscard]] Result<void> write_to_layout(image::OpenedImage& source, const registry::ClientOptions& options,
