@@ -10,6 +10,7 @@
 
 using namespace hwimg;
 using namespace hwimg::registry;
+namespace fs = std::filesystem;
 
 using test::scratch_directory;
 using test::write_file;
@@ -84,7 +85,59 @@ TEST_CASE("credential helpers: credHelpers wins over credsStore, identity tokens
   auto locked = lookup_credentials(dir.path(), "locked.example.com");
   REQUIRE(!locked);
   CHECK(locked.error().message ==
-        "failed to get credentials for locked.example.com from docker-credential-broken: exit status 3: keychain locked");
+        "failed to get credentials for locked.example.com from docker-credential-broken: exit status 3");
+}
+
+TEST_CASE("a failing helper's output is never quoted: it may echo what it was given") {
+  auto dir = scratch_directory("hwimg-cred");
+  const auto bin = dir.path() / "bin";
+  REQUIRE(util::make_directories(bin));
+  write_file(bin / "docker-credential-leaky", "#!/bin/sh\nread -r key\necho \"token=s3cret-for-$key\"; exit 1\n");
+  ::chmod((bin / "docker-credential-leaky").c_str(), 0755);
+  const std::string path = bin.string() + ":" + std::getenv("PATH");
+  ::setenv("PATH", path.c_str(), 1);
+  write_file(dir.path() / "config.json", R"({"credsStore": "leaky"})");
+  const auto got = lookup_credentials(dir.path(), "reg.example.com");
+  REQUIRE_FALSE(got.has_value());
+  CHECK(got.error().message == "failed to get credentials for reg.example.com from docker-credential-leaky: exit status 1");
+  const auto stored = store_credentials(dir.path(), "reg.example.com", Credentials{"alice", "pw", {}, {}});
+  REQUIRE_FALSE(stored.has_value());
+  CHECK(stored.error().message == "failed to store credentials for reg.example.com with docker-credential-leaky: exit status 1");
+  // An answer whose Username is not a string is not the expected JSON, not an exception.
+  write_file(bin / "docker-credential-odd", "#!/bin/sh\necho '{\"Username\": 7, \"Secret\": \"pw\"}'\n");
+  ::chmod((bin / "docker-credential-odd").c_str(), 0755);
+  write_file(dir.path() / "config.json", R"({"credsStore": "odd"})");
+  CHECK(lookup_credentials(dir.path(), "reg.example.com").error().message ==
+        "failed to get credentials for reg.example.com from docker-credential-odd: its answer is not the expected JSON");
+}
+
+TEST_CASE("a helper name with '/' or a leading '.' is refused, never run as a path") {
+  auto dir = scratch_directory("hwimg-cred");
+  const auto config = (dir.path() / "config.json").string();
+  // A program the name would reach as a relative path from the working directory.
+  const auto planted = fs::current_path() / "docker-credential-..";
+  REQUIRE_FALSE(fs::exists(planted));
+  struct Removed {
+    fs::path path;
+    ~Removed() { fs::remove_all(path); }
+  } removed{planted};
+  REQUIRE(util::make_directories(planted / "bin"));
+  write_file(planted / "bin" / "evil", "#!/bin/sh\necho '{\"Username\":\"mallory\",\"Secret\":\"x\"}'\n");
+  ::chmod((planted / "bin" / "evil").c_str(), 0755);
+  for (const std::string name : {"../bin/evil", "x/y", ".hidden", "..", "a b", "a;b"}) {
+    CAPTURE(name);
+    write_file(dir.path() / "config.json", fmt::format(R"({{"credsStore": "{}"}})", name));
+    const auto expected = fmt::format("failed to read {}: \"{}\" is not a credential helper name (letters, digits, "
+                                      "'.', '_' and '-', not starting with '.')",
+                                      config, name);
+    const auto got = lookup_credentials(dir.path(), "reg.example.com");
+    REQUIRE_FALSE(got.has_value());
+    CHECK(got.error().message == expected);
+    write_file(dir.path() / "config.json", fmt::format(R"({{"credHelpers": {{"reg.example.com": "{}"}}}})", name));
+    CHECK(lookup_credentials(dir.path(), "reg.example.com").error().message == expected);
+    CHECK(store_credentials(dir.path(), "reg.example.com", Credentials{"alice", "pw", {}, {}}).error().message ==
+          expected);
+  }
 }
 
 TEST_CASE("storing credentials keeps other keys and writes mode 0600 in a 0700 directory") {

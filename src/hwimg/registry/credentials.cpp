@@ -1,5 +1,6 @@
 #include "hwimg/registry/credentials.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -37,7 +38,32 @@ Result<json> read_config(const fs::path& path) {
   return std::move(*config);
 }
 
-Result<std::optional<Credentials>> from_helper(const std::string& helper, const std::string& key) {
+// A helper is the program docker-credential-NAME found on PATH; a NAME with '/' or a leading '.'
+// would make that a path of the config's choosing ("../../tmp/x"), so only Docker's plain names
+// pass: letters, digits, '.', '_' and '-', not starting with '.'.
+Result<void> check_helper_name(const std::string& helper, std::string_view source) {
+  const auto plain = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+  };
+  if (helper.empty() || helper.front() == '.' || !std::ranges::all_of(helper, plain)) {
+    return fail("failed to read {}: \"{}\" is not a credential helper name (letters, digits, '.', '_' and '-', not "
+                "starting with '.')",
+                source, helper);
+  }
+  return {};
+}
+
+// Why a helper failed: its exit status only, since its output may quote what it was given.
+std::string helper_failure(const Result<util::ProcessResult>& result) {
+  if (!result) return result.error().message;
+  return result->timed_out ? std::string("it did not answer within 60 s")
+                           : fmt::format("exit status {}", result->exit_status);
+}
+
+Result<std::optional<Credentials>> from_helper(const std::string& helper, const std::string& key,
+                                               std::string_view source) {
+  HWIMG_TRY(check_helper_name(helper, source));
   util::ProcessSpec spec;
   spec.argv = {"docker-credential-" + helper, "get"};
   spec.standard_input = key;
@@ -47,24 +73,26 @@ Result<std::optional<Credentials>> from_helper(const std::string& helper, const 
     return fail("failed to run credential helper docker-credential-{}: {}", helper, result.error().message);
   }
   const auto output = std::string(util::trim(result->output));
-  if (result->exit_status != 0) {
+  if (result->exit_status != 0 || result->timed_out) {
     if (output == not_found_message) return std::optional<Credentials>();
-    return fail("failed to get credentials for {} from docker-credential-{}: exit status {}: {}", key, helper,
-                result->exit_status, util::tail_lines(output, 1));
+    return fail("failed to get credentials for {} from docker-credential-{}: {}", key, helper, helper_failure(result));
   }
-  auto parsed = util::json::parse_object(output);
-  if (!parsed || !parsed->contains("Secret") || !(*parsed)["Secret"].is_string()) {
+  const auto not_expected = [&] {
     return fail("failed to get credentials for {} from docker-credential-{}: its answer is not the expected JSON", key,
                 helper);
-  }
-  auto& reply = *parsed;
+  };
+  const auto reply = util::json::parse_object(output);
+  if (!reply) return not_expected();
+  const auto secret = util::json::string_member(*reply, "Secret");
+  const auto username = util::json::string_member(*reply, "Username");
+  if (!secret || !*secret || !username) return not_expected();
   Credentials c;
-  c.username = reply.value("Username", std::string());
+  c.username = username->value_or("");
   if (c.username == "<token>") {
     c.username.clear();
-    c.identity_token = reply["Secret"].get<std::string>();
+    c.identity_token = **secret;
   } else {
-    c.password = reply["Secret"].get<std::string>();
+    c.password = **secret;
   }
   return std::optional<Credentials>(std::move(c));
 }
@@ -114,13 +142,13 @@ Result<std::optional<Credentials>> lookup_in_config(const json& config, std::str
   if (const auto helpers = config.find("credHelpers"); helpers != config.end() && helpers->is_object()) {
     for (const auto& [name, helper] : helpers->items()) {
       if ((name == key || key_host(name) == key_host(key)) && helper.is_string()) {
-        return from_helper(helper.get<std::string>(), key);
+        return from_helper(helper.get<std::string>(), key, source);
       }
     }
   }
   if (const auto store = config.find("credsStore"); store != config.end() && store->is_string() &&
                                                      !store->get<std::string>().empty()) {
-    return from_helper(store->get<std::string>(), key);
+    return from_helper(store->get<std::string>(), key, source);
   }
   const auto auths = config.find("auths");
   if (auths == config.end() || !auths->is_object()) return std::optional<Credentials>();
@@ -161,15 +189,16 @@ Result<void> store_credentials(const fs::path& config_dir, std::string_view regi
     }
   }
   if (!helper.empty()) {
+    HWIMG_TRY(check_helper_name(helper, path.string()));
     util::ProcessSpec spec;
     spec.argv = {"docker-credential-" + helper, "store"};
     spec.standard_input =
         json{{"ServerURL", key}, {"Username", credentials.username}, {"Secret", credentials.password}}.dump();
     spec.timeout = std::chrono::seconds(60);
     auto result = util::run_process(spec);
-    if (!result || result->exit_status != 0) {
+    if (!result || result->exit_status != 0 || result->timed_out) {
       return fail("failed to store credentials for {} with docker-credential-{}: {}", key, helper,
-                  result ? util::tail_lines(util::trim(result->output), 1) : result.error().message);
+                  helper_failure(result));
     }
     return {};
   }
