@@ -68,6 +68,24 @@ assert_contains "$OUT" "wrote oci:$BASE:base (1 variant, index $INDEX_DIGEST)" "
 assert_eq 2 "$(jq '.manifests | length' "$BASE/index.json")" "index.json entries (TAG and TAG-variant)"
 assert_eq '{"imageLayoutVersion":"1.0.0"}' "$(jq -c . "$BASE/oci-layout")" "oci-layout"
 
+step "a build step on the host gets a clean environment: no DOCKER_AUTH_CONFIG, no other variable of hwimg's"
+mkdir -p "$WORK/env"
+printf '%s\n' 'name: env' 'base: scratch' 'build:' '  run: env | sort > "${out}/env"' 'layers:' \
+  '  - {from: "${out}", to: /env}' >"$WORK/env/env.yaml"
+DOCKER_AUTH_CONFIG='{"auths":{"reg.example.com":{"auth":"c2VjcmV0OnNlY3JldA=="}}}' HOST_ONLY=leaked \
+  HWIMG_HOST_ONLY=leaked LC_TIME=C.UTF-8 LANG=C.UTF-8 "$HWIMG" build "$WORK/env/env.yaml" -o "$WORK/env/out" >/dev/null
+step_env=$(tar -xzOf "$(blob "$WORK/env/out" "$(layer_digests "$WORK/env/out" "latest-$VARIANT" | tail -1)")" env/env)
+names=$(sed -n 's/=.*//p' <<<"$step_env")
+others=$(grep -vxE 'HWIMG_[A-Z_]+|PATH|HOME|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z_]+|SOURCE_DATE_EPOCH|PWD|SHLVL|_' <<<"$names" || true)
+assert_eq "" "$others" "variables of hwimg's environment in the host step"
+for name in DOCKER_AUTH_CONFIG HOST_ONLY HWIMG_HOST_ONLY; do
+  ! grep -qx "$name" <<<"$names" || fail "$name reached the host step"
+done
+for expected in "PATH=$PATH" LANG=C.UTF-8 LC_TIME=C.UTF-8 "SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH" \
+  "HWIMG_VARIANT=$VARIANT" "HOME=$HOME"; do
+  grep -qxF "$expected" <<<"$step_env" || fail "$expected is not in the host step's environment: $step_env"
+done
+
 step "skopeo reads the layout"
 assert_eq "$MANIFEST_DIGEST" "$(skopeo inspect "oci:$BASE:base-$VARIANT" | jq -r .Digest)" "skopeo digest of the variant"
 RAW_SHA=$(skopeo inspect --raw "oci:$BASE:base" | sha256sum | cut -d' ' -f1)

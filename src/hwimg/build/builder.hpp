@@ -32,6 +32,8 @@ struct BuildRequest {
   // This machine's (host_platform): what builder images are resolved for, and the architecture of
   // the portable variant a recipe without a matrix builds.
   oci::Platform host_platform;
+  // The part of hwimg's environment a build step on the host gets (BuildSettings::host_environment).
+  std::map<std::string, std::string> host_environment;
 };
 
 struct BuildReport {

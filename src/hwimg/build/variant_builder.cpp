@@ -46,7 +46,11 @@ Result<void> run_build_step(const VariantPlan& plan, const BaseImage* builder, B
     util::ProcessSpec spec;
     spec.argv = {"/bin/sh", "-ec", step.run};
     spec.working_directory = step.workdir;
-    spec.environment = step.environment;
+    // A clean environment (docs/recipe.md#build): no credential such as DOCKER_AUTH_CONFIG reaches
+    // the recipe's commands unless the recipe passes it itself.
+    spec.parent_environment = util::ParentEnvironment::none;
+    spec.environment = settings.host_environment;
+    for (const auto& [name, value] : step.environment) spec.environment[name] = value;
     spec.environment["SOURCE_DATE_EPOCH"] = std::to_string(settings.source_date_epoch);
     spec.echo_output = settings.verbosity == Verbosity::verbose;
     HWIMG_TRY_ASSIGN(result, with_context(util::run_process(spec), step.run_location.str()));

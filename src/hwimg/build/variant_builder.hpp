@@ -26,6 +26,9 @@ struct BuildSettings {
   Verbosity verbosity = Verbosity::quiet;  // verbose: build steps' output goes to stderr as it comes
   util::Output* output = &util::null_output();
   BaseLayers base_layers = BaseLayers::copied;
+  // What a build step on the host gets of hwimg's environment (commands::host_step_environment):
+  // the step's HWIMG_* variables and SOURCE_DATE_EPOCH are added, nothing else is inherited.
+  std::map<std::string, std::string> host_environment;
 };
 
 // Whether `base`'s layers stay out of the layout under `settings`.

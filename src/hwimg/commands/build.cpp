@@ -55,6 +55,7 @@ Result<int> run_build(BuildArguments arguments) {
   const bool keeps_layout = !request.layout.empty();  // -o: else the layout is a staging one for --push
   HWIMG_TRY_ASSIGN(request.source_date_epoch, source_date_epoch());
   request.expand.cuda_root = cuda_root();
+  request.host_environment = host_step_environment();
   request.images.registry = client_options(arguments.registry, output);
   // Absolute once: a builder image's root filesystem in the cache is handed to runc or bwrap, which
   // do not run in this working directory (a relative --cache failed there).

@@ -1,6 +1,7 @@
 #include "hwimg/commands/environment.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdlib>
 
@@ -9,6 +10,8 @@
 #include "hwimg/image/blob_cache.hpp"
 #include "hwimg/probe/overrides.hpp"
 #include "hwimg/util/files.hpp"
+
+extern char** environ;
 
 namespace hwimg::commands {
 namespace {
@@ -26,6 +29,21 @@ bool is_cuda_version(std::string_view text) {
 }
 
 }  // namespace
+
+std::map<std::string, std::string> host_step_environment() {
+  static constexpr std::array<std::string_view, 6> passed{"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LANGUAGE"};
+  std::map<std::string, std::string> result;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const auto equals = text.find('=');
+    if (equals == std::string_view::npos) continue;
+    const auto name = text.substr(0, equals);
+    if (name.starts_with("LC_") || std::ranges::find(passed, name) != passed.end()) {
+      result.emplace(name, text.substr(equals + 1));
+    }
+  }
+  return result;
+}
 
 Result<probe::ProbeOptions> probe_options() {
   probe::ProbeOptions options;

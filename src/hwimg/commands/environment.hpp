@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -31,6 +32,10 @@ namespace hwimg::commands {
 // $SOURCE_DATE_EPOCH in seconds, 0 when unset or empty: the mtime and `created` time of what hwimg
 // writes, so the same inputs give the same bytes. Not a non-negative integer: a usage error.
 [[nodiscard]] Result<std::int64_t> source_date_epoch();
+
+// What a build step on the host gets of hwimg's environment (docs/recipe.md#build): PATH, HOME,
+// TMPDIR, TZ, LANG, LANGUAGE and every LC_* that is set; nothing else (no credentials).
+[[nodiscard]] std::map<std::string, std::string> host_step_environment();
 
 // The variable's value; nullopt when it is not set.
 [[nodiscard]] std::optional<std::string> variable(const char* name);

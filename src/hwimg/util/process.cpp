@@ -16,9 +16,11 @@ extern char** environ;
 namespace hwimg::util {
 namespace {
 
-std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra) {
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra,
+                                            ParentEnvironment parent) {
   std::vector<std::string> result;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
+  for (char** entry = parent == ParentEnvironment::inherited ? environ : nullptr; entry != nullptr && *entry != nullptr;
+       ++entry) {
     const std::string_view text(*entry);
     const auto name = text.substr(0, text.find('='));
     if (!extra.contains(std::string(name))) {
@@ -57,7 +59,7 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   UniqueFd input_write(input_pipe[1]);
 
   auto argv_strings = spec.argv;
-  auto env_strings = merged_environment(spec.environment);
+  auto env_strings = merged_environment(spec.environment, spec.parent_environment);
   auto argv = c_strings(argv_strings);
   auto envp = c_strings(env_strings);
 

@@ -12,10 +12,14 @@
 
 namespace hwimg::util {
 
+// Whether a child starts from this process's environment or from nothing but what it is given.
+enum class ParentEnvironment { inherited, none };
+
 struct ProcessSpec {
   std::vector<std::string> argv;
   std::filesystem::path working_directory;       // empty: inherit
-  std::map<std::string, std::string> environment;  // added to (or replacing in) the parent's
+  std::map<std::string, std::string> environment;  // added to (or replacing in) the parent's, or all of it
+  ParentEnvironment parent_environment = ParentEnvironment::inherited;
   std::optional<std::string> standard_input;     // nullopt: /dev/null
   std::optional<std::chrono::milliseconds> timeout;
   // Output beyond this is dropped from the front, keeping the tail that explains a failure.
