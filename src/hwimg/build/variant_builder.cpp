@@ -46,7 +46,7 @@ Result<void> run_build_step(const VariantPlan& plan, const BaseImage* builder, B
     util::ProcessSpec spec;
     spec.argv = {"/bin/sh", "-ec", step.run};
     spec.working_directory = step.workdir;
-    // A clean environment (docs/recipe.md#build): no credential such as DOCKER_AUTH_CONFIG reaches
+    // A clean environment (docs/recipe.md): no credential such as DOCKER_AUTH_CONFIG reaches
     // the recipe's commands unless the recipe passes it itself.
     spec.parent_environment = util::ParentEnvironment::none;
     spec.environment = settings.host_environment;

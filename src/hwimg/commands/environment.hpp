@@ -33,7 +33,7 @@ namespace hwimg::commands {
 // writes, so the same inputs give the same bytes. Not a non-negative integer: a usage error.
 [[nodiscard]] Result<std::int64_t> source_date_epoch();
 
-// What a build step on the host gets of hwimg's environment (docs/recipe.md#build): PATH, HOME,
+// What a build step on the host gets of hwimg's environment (docs/recipe.md): PATH, HOME,
 // TMPDIR, TZ, LANG, LANGUAGE and every LC_* that is set; nothing else (no credentials).
 [[nodiscard]] std::map<std::string, std::string> host_step_environment();
 
