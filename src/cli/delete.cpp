@@ -16,14 +16,17 @@ void define_delete_command(CLI::App& subcommand, Action& action) {
   auto args = std::make_shared<Arguments>();
   auto* command = &subcommand;
   command->add_option("REFERENCE", args->reference, "REGISTRY/REPO:TAG or REGISTRY/REPO@DIGEST")->required();
-  add_data_format_option(*command, args->format, "deleted REF@DIGEST", "{\"reference\", \"digest\"}");
+  add_data_format_option(*command, args->format, "deleted tag REF (it named DIGEST; ...) or deleted REF@DIGEST ...",
+                         "{\"reference\", \"digest\", \"deleted\": \"tag\" or \"manifest\"}");
   add_registry_options(*command, args->flags);
-  command->footer("A tag is resolved to its digest, then the manifest is deleted by digest (the distribution "
-                  "spec's DELETE /v2/<name>/manifests/<digest>); distribution removes the tags naming it too. Deleting an "
-                  "index does not delete its variants: their manifests (and tags TAG-<variant>) stay until deleted "
-                  "one by one. Registries may refuse deletes (distribution needs storage.delete.enabled). Exit "
-                  "status: 0 deleted, 1 failure (the registry's status and error code in the message), 2 usage "
-                  "mistake.");
+  command->footer("REGISTRY/REPO:TAG deletes that tag only: the manifest it names stays, with its other tags. The "
+                  "registry's own tag deletion is used where it has one (DELETE /v2/<name>/manifests/<tag>); where "
+                  "it answers 400 or 405 (distribution 2.8), a small placeholder manifest is put at the tag and "
+                  "deleted by digest, as regctl does. REGISTRY/REPO@DIGEST deletes the manifest, and every tag naming "
+                  "it goes with it. Deleting an index does not delete its variants: their manifests (and tags "
+                  "TAG-<variant>) stay until deleted one by one. Registries may refuse deletes (distribution needs "
+                  "storage.delete.enabled). Exit status: 0 deleted, 1 failure (the registry's status and error code "
+                  "in the message), 2 usage mistake.");
   command->callback([args, &action] {
     action = [args] { return commands::run_delete(args->reference, args->format, args->flags); };
   });

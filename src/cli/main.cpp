@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
                 "that runs on this node (for containerd, CRI-O, podman, enroot)", define_serve_command},
       {"ls", "List every tag of a repository on a registry", define_ls_command},
       {"digest", "Print the digest of an image, or of the variant selected for a host", define_digest_command},
-      {"delete", "Delete a manifest (by tag or digest) from its registry", define_delete_command},
+      {"delete", "Delete a tag, or a manifest by digest, from its registry", define_delete_command},
       {"copy", "Copy an image between registries and layouts, with only the variants named or those that run "
                "on given hosts (mirrors for air-gapped sites)", define_copy_command},
       {"export", "Write one variant as an oci-archive or docker-archive tar "

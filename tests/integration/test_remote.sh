@@ -96,7 +96,8 @@ assert_eq 11 "$(wc -l <<<"$OUT")" "tags with the 5 referrers tags"
 
 step "delete: the tag goes, a later select and digest fail saying so, the variants stay"
 hw_ok delete "${tls[@]}" "$remote/team/mirror:1.0"
-assert_eq "deleted $remote/team/mirror:1.0@$index_digest" "$OUT" "delete output"
+assert_eq "deleted tag $remote/team/mirror:1.0 (it named $index_digest; that manifest and its other tags stay)" "$OUT" \
+  "delete output"
 hw_fails select "${tls[@]}" --host "$TEST_TMP/v3.json" "$remote/team/mirror:1.0"
 assert_eq 1 "$STATUS" "select of a deleted tag"
 assert_contains "$OUT" "$remote/team/mirror:1.0" "the error names the reference"

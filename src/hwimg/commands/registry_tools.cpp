@@ -9,6 +9,7 @@
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/registry/client.hpp"
 #include "hwimg/registry/referrers.hpp"
+#include "hwimg/registry/tag_deletion.hpp"
 
 namespace hwimg::commands {
 namespace {
@@ -86,13 +87,17 @@ Result<int> run_delete(const std::string& reference, DataFormat format, const Re
   HWIMG_TRY_ASSIGN(const auto parsed, tool_reference(reference, "delete"));
   TerminalOutput output(Progress::hidden, flags.verbose);
   HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(flags, output)));
-  HWIMG_TRY_ASSIGN(const auto digest, client.delete_manifest(parsed));
-  auto deleted = parsed;
-  deleted.digest = digest;
+  // A tag goes alone; a digest takes every tag naming it (docs/compatibility.md#deleting-manifests).
+  const bool tag_only = !parsed.digest;
+  HWIMG_TRY_ASSIGN(const auto digest,
+                   tag_only ? registry::delete_tag(client, parsed) : client.delete_manifest(parsed));
   if (format == DataFormat::json) {
-    fmt::print("{}", json_text(ordered_json{{"reference", parsed.str()}, {"digest", digest.str()}}));
+    fmt::print("{}", json_text(ordered_json{
+                         {"reference", parsed.str()}, {"digest", digest.str()}, {"deleted", tag_only ? "tag" : "manifest"}}));
+  } else if (tag_only) {
+    fmt::print("deleted tag {} (it named {}; that manifest and its other tags stay)\n", parsed.str(), digest.str());
   } else {
-    fmt::print("deleted {}\n", deleted.str());
+    fmt::print("deleted {} and every tag that named it\n", parsed.str());
   }
   return 0;
 }

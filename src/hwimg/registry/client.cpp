@@ -249,6 +249,15 @@ Result<oci::Digest> Client::delete_manifest(const Reference& ref) {
   return fail("failed to {}: {}{}", what, describe(response), hint);
 }
 
+Result<Response> Client::delete_reference(const Reference& ref) {
+  HWIMG_TRY(with_context(m_impl->connect(ref), fmt::format("failed to delete {}", ref.str())));
+  Request request{Method::del, fmt::format("/v2/{}/manifests/{}", ref.repository, ref.manifest_reference())};
+  HWIMG_TRY_ASSIGN(auto response, with_context(m_impl->exchange_now(ref, std::move(request), m_impl->push(ref)),
+                                               fmt::format("failed to delete {}", ref.str())));
+  if (!response.ok()) return fail("failed to delete {}: {}", ref.str(), describe(response));
+  return response;
+}
+
 Result<PushSummary> Client::push_plan(PushPlan plan, const Reference& destination, const ExternalBlobs& external) {
   return registry::push_plan(*m_impl->session, std::move(plan), destination, external);
 }

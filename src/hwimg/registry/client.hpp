@@ -97,6 +97,9 @@ public:
   // DELETE /v2/<repository>/manifests/<digest> (docs/compatibility.md#deleting-manifests).
   // Returns the deleted digest. Deleting an index leaves its variants' manifests in place.
   [[nodiscard]] Result<oci::Digest> delete_manifest(const Reference& reference);
+  // DELETE /v2/<repository>/manifests/<tag or digest> as the reference names it, the answer as
+  // given: deleting a tag alone is optional in the distribution spec (tag_deletion.hpp reads it).
+  [[nodiscard]] Result<Response> delete_reference(const Reference& reference);
 
   // Pushes a plan (plan_push_to reads one from a layout): blobs from `plan.layout`, from memory, or
   // for those in `external` skipped, mounted or relayed (each once); then every variant manifest
