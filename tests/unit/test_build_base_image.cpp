@@ -149,6 +149,22 @@ TEST_CASE("documents are read once into the blob cache; a corrupt cached one is 
   CHECK(*util::read_file((*cache)->blob_path(manifest.digest)) == *source.read(manifest));
 }
 
+TEST_CASE("a cached blob of another size than its descriptor's is fetched again without being hashed") {
+  auto tmp = test::scratch_directory();
+  hwimg::test::WarningLog warnings;
+  auto cache = image::BlobCache::open(tmp.path() / "cache", warnings);
+  REQUIRE(cache);
+  image::MemoryReader source("registry.example.org/base");
+  const auto layer = source.add("eighteen bytes ...", oci::media_type::layer_gzip);
+  test::write_file((*cache)->blob_path(layer.digest), "garbage");
+  const auto fetched = (*cache)->get(source, layer);
+  REQUIRE_MESSAGE(fetched.has_value(), fetched.error().message);
+  CHECK(*util::read_file(*fetched) == "eighteen bytes ...");
+  REQUIRE(warnings.lines.size() == 1);
+  CHECK(warnings.lines[0] == "the cached blob " + layer.digest.str() + " in " + (tmp.path() / "cache").string() +
+                                 " is corrupt (it is 7 bytes, its descriptor says 18): fetching it again");
+}
+
 TEST_CASE("different bases open at the same time: a registry that has not answered holds up no other base") {
   auto tmp = test::scratch_directory();
   auto layout = oci::Layout::open(tmp.path() / "local", oci::OpenMode::create);

@@ -20,6 +20,11 @@ struct BaseResolver::Source {
 namespace {
 
 Result<void> verify_blob_file(const fs::path& path, const oci::Descriptor& descriptor) {
+  // Never more bytes hashed than the descriptor says: a size that differs fails before reading.
+  std::error_code ec;
+  if (const auto size = fs::file_size(path, ec); !ec && size != static_cast<std::uintmax_t>(descriptor.size)) {
+    return fail("blob {} is {} bytes, its descriptor says {}", descriptor.digest.str(), size, descriptor.size);
+  }
   HWIMG_TRY_ASSIGN(const auto actual, oci::digest_file(path.string()));
   if (actual.digest != descriptor.digest) {
     return fail("blob {} does not match its digest (content hashes to {})", descriptor.digest.str(),

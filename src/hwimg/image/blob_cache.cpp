@@ -43,7 +43,11 @@ Result<fs::path> BlobCache::get(ImageReader& reader, const oci::Descriptor& desc
   HWIMG_TRY_ASSIGN(const auto lock, util::FileLock::acquire(m_root / "locks" / descriptor.digest.hex()));
   std::error_code ec;
   if (fs::exists(path, ec)) {
-    const auto actual = oci::digest_file(path.string());
+    // A cached file of another size is not hashed, however large it is.
+    const auto size = fs::file_size(path, ec);
+    const auto actual = !ec && size != static_cast<std::uintmax_t>(descriptor.size)
+                            ? fail("it is {} bytes, its descriptor says {}", size, descriptor.size)
+                            : oci::digest_file(path.string());
     if (actual && actual->digest == descriptor.digest && actual->size == descriptor.size) {
       std::lock_guard guard(m_mutex);
       m_verified.insert(descriptor.digest);
