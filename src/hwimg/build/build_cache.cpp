@@ -99,7 +99,9 @@ std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std:
   for (const auto& layer : manifest->layers) {
     if (!layout.has_blob(layer.digest) && !remote.contains(layer.digest)) return std::nullopt;
   }
-  return BuiltVariant{entry->value("variant", ""), manifest_descriptor, true};
+  const auto variant = util::json::string_member(*entry, "variant");
+  if (!variant) return std::nullopt;
+  return BuiltVariant{variant->value_or(""), manifest_descriptor, true};
 }
 
 Result<void> remember_variant(const oci::Layout& layout, const std::string& key, const BuiltVariant& variant) {

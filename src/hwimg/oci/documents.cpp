@@ -15,11 +15,11 @@ public:
 
   [[nodiscard]] std::string string(std::string_view key, bool required = false) {
     const auto* value = find(key, Kind::string, required);
-    return value != nullptr ? value->get<std::string>() : std::string();
+    return value != nullptr ? util::json::as_string(*value).value_or("") : std::string();
   }
   [[nodiscard]] std::int64_t integer(std::string_view key, bool required = false) {
     const auto* value = find(key, Kind::non_negative_integer, required);
-    return value != nullptr ? value->get<std::int64_t>() : 0;
+    return value != nullptr ? util::json::as_integer(*value).value_or(0) : 0;
   }
   [[nodiscard]] const json* object(std::string_view key, bool required = false) {
     return find(key, Kind::object, required);
@@ -28,11 +28,9 @@ public:
   [[nodiscard]] bool boolean(std::string_view key) {
     const auto it = m_object.find(key);
     if (it == m_object.end() || it->is_null()) return false;
-    if (!it->is_boolean()) {
-      note_error(fmt::format("{}.{}: expected true or false", m_path, key));
-      return false;
-    }
-    return it->get<bool>();
+    const auto value = util::json::as_boolean(*it);
+    if (!value) note_error(fmt::format("{}.{}: expected true or false", m_path, key));
+    return value.value_or(false);
   }
   [[nodiscard]] const json* array(std::string_view key, bool required = false) {
     return find(key, Kind::array, required);

@@ -104,7 +104,7 @@ Result<std::optional<Credentials>> from_auth_entry(const json& entry, const std:
   Credentials c;
   const auto text = [&](const char* name) {
     const auto it = entry.find(name);
-    return it != entry.end() && it->is_string() ? it->get<std::string>() : std::string();
+    return it != entry.end() ? util::json::as_string(*it).value_or("") : std::string();
   };
   if (const auto auth = text("auth"); !auth.empty()) {
     const auto decoded = base64_decode(auth);
@@ -141,14 +141,14 @@ Result<std::optional<Credentials>> lookup_in_config(const json& config, std::str
   const auto key = credential_key(registry);
   if (const auto helpers = config.find("credHelpers"); helpers != config.end() && helpers->is_object()) {
     for (const auto& [name, helper] : helpers->items()) {
-      if ((name == key || key_host(name) == key_host(key)) && helper.is_string()) {
-        return from_helper(helper.get<std::string>(), key, source);
-      }
+      if (name != key && key_host(name) != key_host(key)) continue;
+      if (auto helper_name = util::json::as_string(helper)) return from_helper(*helper_name, key, source);
     }
   }
-  if (const auto store = config.find("credsStore"); store != config.end() && store->is_string() &&
-                                                     !store->get<std::string>().empty()) {
-    return from_helper(store->get<std::string>(), key, source);
+  if (const auto store = config.find("credsStore"); store != config.end()) {
+    if (auto store_name = util::json::as_string(*store); store_name && !store_name->empty()) {
+      return from_helper(*store_name, key, source);
+    }
   }
   const auto auths = config.find("auths");
   if (auths == config.end() || !auths->is_object()) return std::optional<Credentials>();
@@ -181,11 +181,11 @@ Result<void> store_credentials(const fs::path& config_dir, std::string_view regi
   const auto key = credential_key(registry);
   std::string helper;
   if (const auto helpers = config.find("credHelpers"); helpers != config.end() && helpers->is_object()) {
-    if (const auto it = helpers->find(key); it != helpers->end() && it->is_string()) helper = it->get<std::string>();
+    if (const auto it = helpers->find(key); it != helpers->end()) helper = util::json::as_string(*it).value_or("");
   }
   if (helper.empty()) {
-    if (const auto store = config.find("credsStore"); store != config.end() && store->is_string()) {
-      helper = store->get<std::string>();
+    if (const auto store = config.find("credsStore"); store != config.end()) {
+      helper = util::json::as_string(*store).value_or("");
     }
   }
   if (!helper.empty()) {

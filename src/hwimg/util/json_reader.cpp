@@ -76,4 +76,17 @@ std::optional<std::string> as_string(const Json& value) {
   return value.get<std::string>();
 }
 
+std::optional<std::int64_t> as_integer(const Json& value) {
+  // An unsigned above INT64_MAX is no integer hwimg can take.
+  if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<std::uint64_t>() > INT64_MAX)) {
+    return std::nullopt;
+  }
+  return value.get<std::int64_t>();
+}
+
+std::optional<bool> as_boolean(const Json& value) {
+  if (!value.is_boolean()) return std::nullopt;
+  return value.get<bool>();
+}
+
 }  // namespace hwimg::util::json

@@ -35,7 +35,11 @@ enum class Kind { string, integer, non_negative_integer, object, array, array_of
 [[nodiscard]] Result<std::optional<std::int64_t>> integer_member(const Json& object, std::string_view key);
 [[nodiscard]] Result<std::optional<std::vector<std::string>>> strings_member(const Json& object,
                                                                              std::string_view key);
-// A value's string; nullopt when it is of any other type (an array's items, an object's values).
+// A value's string, integer or boolean; nullopt when it is of any other type (an array's items, an
+// object's values, a member already looked up). Outside json_reader.cpp, nothing else takes values
+// out of JSON others wrote (tests/unit/test_json_reads.cpp checks the sources for it).
 [[nodiscard]] std::optional<std::string> as_string(const Json& value);
+[[nodiscard]] std::optional<std::int64_t> as_integer(const Json& value);
+[[nodiscard]] std::optional<bool> as_boolean(const Json& value);
 
 }  // namespace hwimg::util::json
