@@ -4,6 +4,7 @@
 #include <csignal>
 #include <ctime>
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include "hwimg/registry/reference.hpp"
@@ -90,6 +91,14 @@ void fit_descriptor_limit(ServerSettings& settings, util::Output& output) {
                              limit.rlim_cur, room, wanted - reserve));
 }
 
+// glibc raises its mmap threshold to the size of each large block freed, after which blocks up to
+// that size come from the arena of the thread that asked and stay there when freed: fetch workers
+// reading a few upstream answers of several MiB (up to the manifest limit) each would keep them
+// for good, one arena per worker. A fixed threshold gives every large block back when freed.
+void give_back_large_blocks(util::Output& output) {
+  if (::mallopt(M_MMAP_THRESHOLD, 256 * 1024) != 1) output.warning("failed to fix malloc's mmap threshold");
+}
+
 std::optional<SystemdNotifier> open_notifier(util::Output& output) {
   auto notifier = SystemdNotifier::from_environment();
   if (notifier) return std::move(*notifier);
@@ -155,6 +164,7 @@ Result<int> run_server(const ServeOptions& options) {
   settings.port = listen.second;
   settings.output = &output;
   fit_descriptor_limit(settings, output);
+  give_back_large_blocks(output);
   HWIMG_TRY_ASSIGN(auto server, HttpServer::start(settings, mirror.handlers()));
   metrics.watch_load([&server] { return server->load(); });
   if (!registry::is_loopback_host(listen.first)) {
