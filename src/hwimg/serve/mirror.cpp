@@ -214,10 +214,18 @@ Handlers Mirror::handlers() {
 
 Result<SharedOutcome> Mirror::fetch_tag(const Route& route, const Upstream& upstream,
                                         const std::optional<std::string>& authorization) {
+  HWIMG_TRY_ASSIGN(auto lease, m_upstreams.lease(upstream));
+  auto outcome = judge_tag(lease->client(), route, upstream, authorization);
+  // A client whose exchange failed may have given up mid-transfer, or learnt something wrong
+  // about the upstream from a broken answer: pooled again, it would fail the next request too.
+  if (!outcome) lease->discard();
+  return outcome;
+}
+
+Result<SharedOutcome> Mirror::judge_tag(registry::Client& client, const Route& route, const Upstream& upstream,
+                                        const std::optional<std::string>& authorization) {
   const auto started = m_now();
   const auto image = fmt::format("{}/{}:{}", upstream.registry, route.repository, route.reference);
-  HWIMG_TRY_ASSIGN(auto lease, m_upstreams.lease(upstream));
-  auto& client = lease->client();
   client.forward_authorization(authorization);
   registry::Reference reference{upstream.registry, route.repository, route.reference, std::nullopt};
   HWIMG_TRY_ASSIGN(auto answer, client.forward(reference, registry::ReadMethod::get, api_path(route),

@@ -58,6 +58,9 @@ private:
   // A streamed upstream body as it comes, checked against `expected` when set (the digest asked for).
   BodySource verified_body(std::shared_ptr<Upstreams::Lease> lease, std::optional<oci::Digest> expected,
                            std::string upstream);
+  // The tag asked of the upstream on a pooled client and judged for this node.
+  Result<SharedOutcome> judge_tag(registry::Client& client, const Route& route, const Upstream& upstream,
+                                  const std::optional<std::string>& authorization);
   Result<SharedOutcome> fetch_tag(const Route& route, const Upstream& upstream,
                                   const std::optional<std::string>& authorization);
 
