@@ -1,6 +1,12 @@
 #include "hwimg/serve/fetch_workers.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <exception>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace hwimg::serve {
 namespace {
@@ -18,6 +24,16 @@ bool run_guarded(F&& f, util::Output& output, std::string_view what) {
     output.warning(fmt::format("{} failed with an unexpected error", what));
   }
   return false;
+}
+
+// Workers run below the event loop's priority (Linux sets a nice value per thread): with every
+// worker busy (200 pulls retrying at once) the loop still gets the CPU it needs to answer /healthz
+// and kept tags at once. Raising one's own nice value needs no privilege.
+void lower_priority(util::Output& output) {
+  errno = 0;
+  const int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+  if (errno == 0 && ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), std::min(nice + 5, 19)) == 0) return;
+  output.log(fmt::format("failed to lower a fetch worker's priority: {}", std::strerror(errno)));
 }
 
 }  // namespace
@@ -84,6 +100,7 @@ FetchWorkers::Load FetchWorkers::load() const {
 }
 
 void FetchWorkers::work() {
+  lower_priority(m_output);
   std::unique_lock lock(m_mutex);
   while (true) {
     m_wake.wait(lock, [this] { return m_stopping || !m_queue.empty(); });

@@ -2,7 +2,8 @@
 // The threads that ask upstreams for `serve` (docs/serve.md#limits): at most `limit` jobs run at
 // once, each on a thread of its own, started when first needed; a job beyond waits its turn, and
 // one that waited longer than `wait` is refused instead of run (the client gets 503 with
-// Retry-After rather than a connection held open without end).
+// Retry-After rather than a connection held open without end). Workers run at a lower priority
+// than the thread that starts them.
 
 #include <chrono>
 #include <condition_variable>
