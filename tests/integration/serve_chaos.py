@@ -6,13 +6,14 @@ bench/serve-chaos), all on loopback:
       A plain-HTTP upstream in front of a real registry. Before each request it reads the mode
       file: pass (forward), stall (hold the request unanswered while the mode stays stall, then
       close), garbage (random bytes that are no HTTP, then close), oversized (a manifest GET
-      answered 200 with a 6 MiB body), wrong-digest (a manifest or blob GET answered with one
-      byte changed, its headers kept). Killing it and starting it again on the same --port is
+      answered 200 with a 6 MiB body), wrong-digest (a manifest or blob GET answered with its
+      last byte changed, its headers kept). Bodies are streamed as they come. Killing it and starting it again on the same --port is
       the upstream going down and coming back.
   serve_chaos.py pull --mirror ADDR --repo R --tag T --expect DIGEST --blobs D1,D2,..
-                      --threads N --stop-file FILE --report FILE
+                      --threads N [--tag-share 0.4] [--rate BYTES] --stop-file FILE --report FILE
       N threads pulling through the mirror until FILE exists: the tag (its variant's manifest,
-      checked against DIGEST) and blobs by digest. Every answer that comes back complete with 200
+      checked against DIGEST; that share of the requests) and blobs by digest (read no faster
+      than --rate bytes per second each, when given). Every answer that comes back complete with 200
       is hashed: one whose bytes do not match its digest is a wrong answer. The report (JSON)
       counts answers by outcome and keeps the time of every good one.
   serve_chaos.py slow --mirror ADDR --connections N --source ADDRESS --interval SECONDS --stop-file FILE
@@ -20,8 +21,8 @@ bench/serve-chaos), all on loopback:
       N connections from ADDRESS, each sending a request header one byte every --interval
       seconds, reconnecting when the mirror closes one; the report counts closes.
   serve_chaos.py health --mirror ADDR --stop-file FILE --report FILE
-      GET /healthz every 0.2 s with a 1 s deadline: the report has the slowest answer and the
-      misses.
+      GET /healthz every 0.2 s with a 1 s deadline: the report has the slowest answer, the
+      misses, and when answers took over 0.25 s.
 """
 import argparse
 import hashlib
@@ -39,6 +40,11 @@ MANIFEST_TYPES = ",".join([
     "application/vnd.oci.image.manifest.v1+json", "application/vnd.oci.image.index.v1+json",
     "application/vnd.docker.distribution.manifest.v2+json",
     "application/vnd.docker.distribution.manifest.list.v2+json"])
+
+
+def stopped(stop_file):
+    """The stop file exists, or the directory it would be in is gone (the suite ended without it)."""
+    return os.path.exists(stop_file) or not os.path.isdir(os.path.dirname(os.path.abspath(stop_file)))
 
 
 def read_mode(path):
@@ -83,23 +89,31 @@ def run_upstream(args):
             try:
                 connection.request(method, self.path, headers=headers)
                 answer = connection.getresponse()
-                body = answer.read()
+                self.send_response(answer.status)
+                length = answer.getheader("Content-Length")
+                for key, value in answer.getheaders():
+                    if key.lower() not in ("connection", "transfer-encoding", "content-length", "date", "server"):
+                        self.send_header(key, value)
+                body = None if length is not None else answer.read()
+                self.send_header("Content-Length", length if body is None else str(len(body)))
+                self.end_headers()
+                if method == "HEAD":
+                    return
+                tamper = mode == "wrong-digest" and method == "GET" and answer.status == 200 and \
+                    ("/manifests/" in self.path or "/blobs/" in self.path)
+                chunks = [body] if body is not None else iter(lambda: answer.read(65536), b"")
+                held = b""
+                for chunk in chunks:
+                    # Streamed as it comes; with wrong-digest the last byte is held back and changed.
+                    if held:
+                        self.wfile.write(held)
+                    held = chunk
+                if held:
+                    self.wfile.write(held[:-1] + bytes([held[-1] ^ 1]) if tamper else held)
             except OSError:
-                self.send_error(502)
-                return
+                self.close_connection = True
             finally:
                 connection.close()
-            if mode == "wrong-digest" and method == "GET" and answer.status == 200 and body and \
-                    ("/manifests/" in self.path or "/blobs/" in self.path):
-                body = body[:-1] + bytes([body[-1] ^ 1])
-            self.send_response(answer.status)
-            for key, value in answer.getheaders():
-                if key.lower() not in ("connection", "transfer-encoding", "content-length", "date", "server"):
-                    self.send_header(key, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if method != "HEAD":
-                self.wfile.write(body)
 
         def do_GET(self):
             self.handle_one("GET")
@@ -138,18 +152,34 @@ class Counts:
                 self.wrong.append(detail)
 
 
-def fetch(mirror, path, headers, timeout=120):
-    """(status, body, complete, headers): complete is False when the body was cut short."""
+def fetch(mirror, path, headers, rate=0, timeout=120):
+    """(status, sha256 of the body, complete, headers): complete is False when the body was cut
+    short. With a rate (bytes per second) the body is read no faster, as a slow pull."""
     connection = http.client.HTTPConnection(mirror, timeout=timeout)
     try:
         connection.request("GET", path, headers=headers)
         answer = connection.getresponse()
+        digest = hashlib.sha256()
+        complete = True
+        started = time.time()
+        received = 0
         try:
-            body = answer.read()
-            complete = True
+            while True:
+                chunk = answer.read(65536)
+                if not chunk:
+                    break
+                digest.update(chunk)
+                received += len(chunk)
+                if rate:
+                    ahead = received / rate - (time.time() - started)
+                    if ahead > 0:
+                        time.sleep(ahead)
         except http.client.IncompleteRead as e:
-            body, complete = e.partial, False
-        return answer.status, body, complete, dict((k.lower(), v) for k, v in answer.getheaders())
+            digest.update(e.partial)
+            complete = False
+        if answer.length not in (None, 0):
+            complete = False
+        return answer.status, "sha256:" + digest.hexdigest(), complete, dict((k.lower(), v) for k, v in answer.getheaders())
     finally:
         connection.close()
 
@@ -159,36 +189,36 @@ def run_pull(args):
     blobs = [b for b in args.blobs.split(",") if b]
 
     def one_round(rng):
-        if rng.random() < 0.4 or not blobs:
+        if rng.random() < args.tag_share or not blobs:
             path = f"/v2/{args.repo}/manifests/{args.tag}"
-            status, body, complete, headers = fetch(args.mirror, path, {"Accept": MANIFEST_TYPES})
+            status, actual, complete, headers = fetch(args.mirror, path, {"Accept": MANIFEST_TYPES})
             expected = args.expect
         else:
             expected = rng.choice(blobs)
             path = f"/v2/{args.repo}/blobs/{expected}"
-            status, body, complete, headers = fetch(args.mirror, path, {})
+            status, actual, complete, headers = fetch(args.mirror, path, {}, args.rate)
         if status != 200:
             counts.add(f"status-{status}")
-            return
-        if not complete:
+        elif not complete:
             counts.add("cut-short")
-            return
-        actual = "sha256:" + hashlib.sha256(body).hexdigest()
-        if actual != expected:
+        elif actual != expected:
             counts.add("wrong", f"{path}: {actual}")
         elif "docker-content-digest" in headers and headers["docker-content-digest"] != expected:
             counts.add("wrong", f"{path}: header {headers['docker-content-digest']}")
         else:
             counts.add("good")
+            return True
+        return False
 
     def worker(seed):
         rng = random.Random(seed)
-        while not os.path.exists(args.stop_file):
+        while not stopped(args.stop_file):
             try:
-                one_round(rng)
+                if not one_round(rng):
+                    time.sleep(0.1)  # as a runtime retries a failed pull, not at once
             except (OSError, http.client.HTTPException) as e:
                 counts.add("error-" + type(e).__name__)
-                time.sleep(0.05)
+                time.sleep(0.1)
 
     threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(args.threads)]
     for t in threads:
@@ -215,7 +245,7 @@ def run_slow(args):
         return [s, 0]
 
     conns = [connect() for _ in range(args.connections)]
-    while not os.path.exists(args.stop_file):
+    while not stopped(args.stop_file):
         for entry in conns:
             s, sent = entry
             try:
@@ -244,8 +274,9 @@ def run_slow(args):
 def run_health(args):
     worst = 0.0
     misses = []
+    slow = []
     samples = 0
-    while not os.path.exists(args.stop_file):
+    while not stopped(args.stop_file):
         started = time.time()
         try:
             with urllib.request.urlopen(f"http://{args.mirror}/healthz", timeout=1) as answer:
@@ -256,9 +287,12 @@ def run_health(args):
         elapsed = time.time() - started
         samples += 1
         worst = max(worst, elapsed)
+        if elapsed > 0.25:
+            slow.append(f"{time.strftime('%H:%M:%S', time.localtime(started))}: {elapsed:.3f} s")
         time.sleep(0.2)
     with open(args.report, "w") as f:
-        json.dump({"samples": samples, "worst_seconds": worst, "misses": misses[:20], "missed": len(misses)}, f)
+        json.dump({"samples": samples, "worst_seconds": worst, "misses": misses[:20], "missed": len(misses),
+                   "slow": slow[:20]}, f)
 
 
 def main():
@@ -276,6 +310,8 @@ def main():
     p.add_argument("--expect", required=True)
     p.add_argument("--blobs", default="")
     p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--tag-share", type=float, default=0.4)
+    p.add_argument("--rate", type=int, default=0)
     p.add_argument("--stop-file", required=True)
     p.add_argument("--report", required=True)
     p = sub.add_parser("slow")
