@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "hwimg/serve/http_server.hpp"
+#include "hwimg/serve/http_message.hpp"
 
 namespace hwimg::serve {
 

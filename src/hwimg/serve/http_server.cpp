@@ -18,13 +18,6 @@
 namespace hwimg::serve {
 namespace {
 
-std::optional<std::string> find_field(const Fields& fields, std::string_view name) {
-  for (const auto& [key, value] : fields) {
-    if (key == name) return value;
-  }
-  return std::nullopt;
-}
-
 MHD_Result collect_field(void* cls, MHD_ValueKind, const char* key, const char* value) {
   static_cast<Fields*>(cls)->emplace_back(key != nullptr ? key : "", value != nullptr ? value : "");
   return MHD_YES;
@@ -43,30 +36,6 @@ std::string printable(std::string_view text) {
 }
 
 }  // namespace
-
-std::optional<std::string> HttpRequest::header(std::string_view name) const {
-  return find_field(headers, name);
-}
-
-std::vector<std::string> HttpRequest::header_values(std::string_view name) const {
-  std::vector<std::string> values;
-  for (const auto& [key, value] : headers) {
-    if (key == name) values.push_back(value);
-  }
-  return values;
-}
-
-std::optional<std::string> HttpRequest::query_value(std::string_view name) const {
-  return find_field(query, name);
-}
-
-std::optional<std::string> HttpResponse::header(std::string_view name) const {
-  for (const auto& [key, value] : headers) {
-    if (util::to_lower(key) == util::to_lower(name)) return value;
-  }
-  return std::nullopt;
-}
-
 
 struct HttpServer::State {
   State(const ServerSettings& settings, Handlers handlers_)

@@ -3,8 +3,7 @@
 // take every connection, so a connection costs a descriptor and a little memory, not a thread.
 // Answers that need no I/O are given on the event loop itself; the others are made by a bounded
 // set of fetch workers, which may block, while their connection waits suspended; a streamed body
-// goes from the worker to the client only as fast as the client takes it. Requests and responses
-// are plain values, so the mirror's logic is tested without sockets.
+// goes from the worker to the client only as fast as the client takes it.
 
 #include <chrono>
 #include <cstdint>
@@ -13,40 +12,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
+#include "hwimg/serve/http_message.hpp"
 #include "hwimg/util/error.hpp"
 #include "hwimg/util/output.hpp"
 
 namespace hwimg::serve {
-
-using Fields = std::vector<std::pair<std::string, std::string>>;
-
-struct HttpRequest {
-  std::string method;  // "GET", "HEAD", ...
-  std::string path;    // URL path, percent-decoded by the server
-  Fields query;        // in order
-  Fields headers;      // names lower-cased; a repeated header appears once per line
-
-  [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
-  [[nodiscard]] std::vector<std::string> header_values(std::string_view name) const;
-  [[nodiscard]] std::optional<std::string> query_value(std::string_view name) const;
-};
-
-// The next piece of a streamed body; nullopt at its end; an error cuts the connection, so the
-// client sees a short body rather than a wrong one.
-using BodySource = std::function<Result<std::optional<std::string>>()>;
-
-struct HttpResponse {
-  unsigned status = 200;
-  Fields headers;
-  std::string body;
-  BodySource stream;                         // set: the body comes from here instead of `body`
-  std::optional<std::uint64_t> stream_size;  // its Content-Length, when known
-
-  [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
-};
 
 struct Handlers {
   // On the event loop, so it must not block: the answers that need no upstream (health, metrics,
