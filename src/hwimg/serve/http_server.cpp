@@ -242,9 +242,13 @@ void log_library(void* cls, const char* format, va_list arguments) {
 void keep_house(State& state) {
   std::unique_lock lock(state.housekeeping_mutex);
   while (!state.housekeeping_wake.wait_for(lock, housekeeping_period, [&] { return state.housekeeping_stops; })) {
-    const auto now = std::chrono::steady_clock::now();
-    state.deadlines.shut_overdue(now);
-    state.workers.refuse_overdue(now);
+    try {
+      const auto now = std::chrono::steady_clock::now();
+      state.deadlines.shut_overdue(now);
+      state.workers.refuse_overdue(now);
+    } catch (const std::exception& e) {
+      state.output->warning(fmt::format("failed to close overdue connections: {}", e.what()));
+    }
   }
 }
 
