@@ -69,16 +69,12 @@ void Exchange::close() {
 }
 
 void Exchange::deliver(HttpResponse response, Body body) {
-  bool wake = false;
-  {
-    std::lock_guard lock(m_mutex);
-    if (m_closed || m_abandoned || m_answer) return;
-    response.stream = nullptr;
-    m_answer = std::move(response);
-    m_body = body;
-    wake = end_suspension();
-  }
-  if (wake) m_resume();
+  std::lock_guard lock(m_mutex);
+  if (m_closed || m_abandoned || m_answer) return;
+  response.stream = nullptr;
+  m_answer = std::move(response);
+  m_body = body;
+  wake();
 }
 
 void Exchange::pump(const BodySource& source) {
@@ -89,39 +85,29 @@ void Exchange::pump(const BodySource& source) {
       if (m_closed || m_abandoned) return;
     }
     auto piece = next_piece(source);
-    bool wake = false;
-    bool done = false;
-    {
-      std::lock_guard lock(m_mutex);
-      if (m_closed || m_abandoned) return;
-      if (!piece) {
-        m_end = End::broken;
-      } else if (!*piece) {
-        m_end = End::complete;
-      } else if (!(*piece)->empty()) {
-        m_buffered += (*piece)->size();
-        m_chunks.push_back(std::move(**piece));
-      } else {
-        continue;
-      }
-      done = m_end != End::open;
-      wake = end_suspension();
+    std::lock_guard lock(m_mutex);
+    if (m_closed || m_abandoned) return;
+    if (!piece) {
+      m_end = End::broken;
+    } else if (!*piece) {
+      m_end = End::complete;
+    } else if (!(*piece)->empty()) {
+      m_buffered += (*piece)->size();
+      m_chunks.push_back(std::move(**piece));
+    } else {
+      continue;
     }
-    if (wake) m_resume();
-    if (done) return;
+    wake();
+    if (m_end != End::open) return;
   }
 }
 
 void Exchange::abandon() {
-  bool wake = false;
-  {
-    std::lock_guard lock(m_mutex);
-    m_abandoned = true;
-    if (m_end == End::open) m_end = End::broken;
-    m_room.notify_all();
-    wake = end_suspension();
-  }
-  if (wake) m_resume();
+  std::lock_guard lock(m_mutex);
+  m_abandoned = true;
+  if (m_end == End::open) m_end = End::broken;
+  m_room.notify_all();
+  wake();
 }
 
 }  // namespace hwimg::serve

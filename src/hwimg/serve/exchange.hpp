@@ -22,7 +22,7 @@ enum class Body { whole, streamed };
 class Exchange {
 public:
   using Signal = std::function<void()>;
-  // `suspend` is called on the event loop with the exchange locked; `resume` from any thread.
+  // `suspend` is called on the event loop, `resume` from any thread, both with the exchange locked.
   Exchange(Signal suspend, Signal resume, std::size_t max_buffered);
   Exchange(const Exchange&) = delete;
   Exchange& operator=(const Exchange&) = delete;
@@ -53,8 +53,13 @@ public:
   void abandon();
 
 private:
-  // With m_mutex held: whether the caller must resume the connection.
-  bool end_suspension() { return std::exchange(m_suspended, false); }
+  // With m_mutex held: resumes the connection if it is suspended. Under the lock, so that once
+  // abandon() returned no thread is about to resume a connection of a stopped server.
+  // (libmicrohttpd takes its own lock inside ours to suspend or resume, and never calls back into
+  // an exchange while it holds that lock.)
+  void wake() {
+    if (std::exchange(m_suspended, false)) m_resume();
+  }
 
   Signal m_suspend;
   Signal m_resume;

@@ -332,6 +332,8 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
     state.stopping = true;
     unfinished.assign(state.exchanges.begin(), state.exchanges.end());
   }
+  // From here no connection is suspended, nor about to be resumed by a worker: libmicrohttpd's
+  // stop requires both.
   for (const auto& exchange : unfinished) exchange->abandon();
   mhd.stop_daemon(state.daemon);
   state.daemon = nullptr;
