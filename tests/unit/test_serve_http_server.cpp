@@ -263,3 +263,24 @@ TEST_CASE("a stop with requests waiting for an upstream and streams in flight en
   CHECK_MESSAGE((answer.status == 0 || answer.status == 503), answer.head);
   (void)slow.get();
 }
+
+TEST_CASE("a request body sent a byte at a time is cut at the header's deadline too") {
+  auto settings = settings_on_any_port();
+  settings.header_timeout = 700ms;
+  auto server = start(settings, handlers([](const serve::HttpRequest&) { return text(200, "fetched\n"); }));
+  const auto fd = connect_to(server->port());
+  send_text(fd.get(), "PUT /v2/app/blobs/uploads/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nX");
+  const auto opened = Clock::now();
+  bool closed = false;
+  while (!closed && Clock::now() - opened < 5s) {
+    if (::send(fd.get(), "X", 1, MSG_NOSIGNAL) != 1) break;
+    closed = closed_within(fd.get(), 100ms);
+  }
+  CHECK(Clock::now() - opened < 3s);
+  // A body sent whole is read and the request answered as before.
+  const auto whole = connect_to(server->port());
+  send_text(whole.get(), "PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+  std::string received;
+  CHECK(closed_within(whole.get(), 3s, &received));
+  CHECK(received.starts_with("HTTP/1.1 200 "));
+}

@@ -1,6 +1,7 @@
 #pragma once
 // The deadline for a request header (docs/serve.md#limits): a connection must send a complete
-// one within `limit` of opening, or of the answer to its previous request, else it is shut down.
+// one, and the body if it has one, within `limit` of opening, or of the answer to its previous
+// request, else it is shut down.
 // libmicrohttpd's own timeout restarts at every byte, so a client sending one byte every few
 // seconds would hold its connection for ever.
 

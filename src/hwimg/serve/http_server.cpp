@@ -164,9 +164,8 @@ MHD_Result hand_to_worker(State& state, MHD_Connection* connection, RequestSlot&
 MHD_Result answer_request(State& state, MHD_Connection* connection, const char* url, const char* method,
                           std::size_t* upload_size, void** request_state) {
   const auto& mhd = *state.mhd;
-  // The first call sees only the headers; answering on the second lets MHD handle 100-continue.
+  // The first call sees only the headers; answering on the last lets MHD handle 100-continue.
   if (*request_state == nullptr) {
-    state.deadlines.header_received(connection);
     *request_state = new RequestSlot;
     return MHD_YES;
   }
@@ -181,6 +180,9 @@ MHD_Result answer_request(State& state, MHD_Connection* connection, const char* 
     const auto& [response, body] = *answer;
     return queue(state, connection, response, body == Body::streamed ? slot.exchange : nullptr);
   }
+  // The whole request is in: a body, if any, counted against the header's deadline, so that one
+  // sent a byte at a time holds nothing for longer.
+  state.deadlines.header_received(connection);
   HttpRequest request;
   request.method = method;
   request.path = url;
