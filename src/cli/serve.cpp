@@ -42,8 +42,8 @@ void define_serve_command(CLI::App& subcommand, Action& action) {
       ->capture_default_str()
       ->check(CLI::Range(1U, 1U << 20));
   command->add_option("--header-timeout", arguments->header_timeout,
-                      "A connection that has not sent a whole request header this long after opening, or after its "
-                      "last answer, is closed")
+                      "A connection that has not sent a whole request (header, and body if any) this long after "
+                      "opening, or after its last answer, is closed")
       ->capture_default_str();
   command->add_option("--idle-timeout", arguments->idle_timeout,
                       "A connection on which nothing was sent or received this long is closed")
