@@ -133,6 +133,10 @@ void answer_on_worker(const State& state, Exchange& exchange, const HttpRequest&
   } catch (const std::exception& e) {
     state.output->warning(fmt::format("failed to answer {} {}: {}", request.method, printable(request.path), e.what()));
     response = state.handlers.failure(500, "an unexpected error");
+  } catch (...) {
+    state.output->warning(fmt::format("failed to answer {} {}: an unexpected error", request.method,
+                                      printable(request.path)));
+    response = state.handlers.failure(500, "an unexpected error");
   }
   auto body = std::exchange(response.stream, nullptr);
   exchange.deliver(std::move(response), body ? Body::streamed : Body::whole);
