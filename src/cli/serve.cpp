@@ -34,6 +34,27 @@ void define_serve_command(CLI::App& subcommand, Action& action) {
   command->add_option("--refresh", arguments->refresh, "How often the node's facts are probed again; SIGHUP does it "
                                                        "at once")
       ->capture_default_str();
+  command->add_option("--max-connections", arguments->max_connections, "Client connections open at once, in all")
+      ->capture_default_str()
+      ->check(CLI::Range(16U, 1U << 20));
+  command->add_option("--max-client-connections", arguments->max_client_connections,
+                      "Client connections open at once from one address (local clients share 127.0.0.1)")
+      ->capture_default_str()
+      ->check(CLI::Range(1U, 1U << 20));
+  command->add_option("--header-timeout", arguments->header_timeout,
+                      "A connection that has not sent a whole request (header, and body if any) this long after "
+                      "opening, or after its last answer, is closed")
+      ->capture_default_str();
+  command->add_option("--idle-timeout", arguments->idle_timeout,
+                      "A connection on which nothing was sent or received this long is closed")
+      ->capture_default_str();
+  command->add_option("--max-fetches", arguments->max_fetches,
+                      "Requests answered from the upstreams at once (a blob's for as long as it streams)")
+      ->capture_default_str()
+      ->check(CLI::Range(1U, 65536U));
+  command->add_option("--fetch-wait", arguments->fetch_wait,
+                      "How long a request beyond --max-fetches waits before it is answered 503 with Retry-After")
+      ->capture_default_str();
   command->add_flag("-v,--verbose", *verbose, "log every upstream HTTP exchange to stderr (credentials are never shown)");
   command->footer(
       "Endpoints: /v2/... (the registry API's read side), /healthz, /metrics (Prometheus).\n"

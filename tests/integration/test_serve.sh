@@ -162,6 +162,29 @@ stop_serve
 wait "$curl_pid" || fail "the download in flight was cut by SIGTERM"
 assert_eq "$big_layer" "sha256:$(sha256sum < "$TEST_TMP/big-layer" | cut -d' ' -f1)" "the drained download"
 
+step "under systemd: READY=1 once listening, WATCHDOG=1 while /healthz answers, STOPPING=1 at the end"
+# A unix datagram socket standing for systemd's $NOTIFY_SOCKET; every datagram, one per line.
+python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+open(sys.argv[1] + ".bound", "w").close()
+with open(sys.argv[2], "a") as out:
+    while True:
+        out.write(s.recv(4096).decode() + "\n")
+        out.flush()
+' "$TEST_TMP/notify" "$TEST_TMP/notified" &
+add_cleanup "kill $! 2>/dev/null"
+for _ in $(seq 1 100); do [ -e "$TEST_TMP/notify.bound" ] && break; sleep 0.05; done
+NOTIFY_SOCKET="$TEST_TMP/notify" WATCHDOG_USEC=1000000 start_serve notified --upstream "$reg" "${tls[@]}" \
+  --host "$TEST_TMP/v2.json"
+for _ in $(seq 1 60); do [ "$(grep -c WATCHDOG=1 "$TEST_TMP/notified" 2>/dev/null)" -ge 2 ] && break; sleep 0.1; done
+assert_eq "READY=1" "$(head -1 "$TEST_TMP/notified")" "the first notification"
+[ "$(grep -c '^WATCHDOG=1$' "$TEST_TMP/notified")" -ge 2 ] || fail "no WATCHDOG=1 every half second: $(cat "$TEST_TMP/notified")"
+stop_serve
+for _ in $(seq 1 20); do grep -q STOPPING=1 "$TEST_TMP/notified" && break; sleep 0.05; done
+assert_eq "STOPPING=1" "$(tail -1 "$TEST_TMP/notified")" "the last notification"
+
 step "nothing fits: 404 MANIFEST_UNKNOWN with the reason, the full explanation in the log"
 printf '{"schema": 1, "os": "linux", "cpu": {"arch": "arm64", "vendor": "ARM", "features": ["asimd", "fp"]}, "nvidia": null}\n' \
   > "$TEST_TMP/arm.json"

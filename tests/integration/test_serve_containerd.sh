@@ -3,7 +3,9 @@
 # its own root, state and socket, a hosts.toml whose answer is final (the upstream only for
 # digests), `ctr image pull --hosts-dir` of the plain tag from the TLS + htpasswd registry, and
 # `ctr run` of what it got. Two sets of facts give two variants from the same tag; pull secrets
-# (`ctr --user`) pass through the mirror to a registry the node has no credentials for.
+# (`ctr --user`) pass through the mirror to a registry the node has no credentials for. With the
+# mirror down the pull fails; with the upstream as the next host (docs/serve.md#a-fallback-to-the-upstream)
+# it works, and yields the baseline variant.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -108,6 +110,20 @@ since=$(tail -n +"$((mark + 1))" "$dir/registry.log")
 assert_eq 0 "$(grep -c '"HEAD /v2/demo/stencil/manifests/1.0' <<<"$since" || true)" "containerd's own HEADs of the tag upstream"
 assert_eq 1 "$(grep -c '"GET /v2/demo/stencil/manifests/1.0[^"]*" 200' <<<"$since" || true)" "the mirror's GETs of the tag"
 stop_serve
+
+step "the mirror down: the tag cannot be pulled; with the upstream as the next host, the baseline"
+v1=$(variant_digest x86-64-v1)
+closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+hosts_for "127.0.0.1:$closed"
+ctr_ image rm "$reg/demo/stencil:1.0" > /dev/null 2>&1 || true
+expect_failure ctr_ image pull --hosts-dir "$ctd/hosts" --snapshotter "$snapshotter" --user "hwimg:$password" \
+  "$reg/demo/stencil:1.0"
+assert_contains "$OUT" "connection refused" "containerd's error while the mirror is down"
+# The fallback: the server keeps its default capabilities, so it also resolves tags.
+sed -i '/^capabilities = \["pull"\]$/d' "$ctd/hosts/$reg/hosts.toml"
+pull_and_run fallback --user "hwimg:$password"
+assert_contains "$RAN" "built for x86-64-v1 (variant cpu-x86-64-v1)" "the baseline, whatever the node runs"
+assert_eq "$v1" "$(ctr_ content ls | awk -v d="$v1" '$1 == d {print $1}')" "the baseline's manifest in the content store"
 
 assert_no_secret "$password"
 echo PASS

@@ -414,6 +414,8 @@ ServeDaemonSet check_serve_daemonset() {
   CHECK(container["resources"]["requests"]["cpu"]);
   CHECK(container["resources"]["requests"]["memory"]);
   CHECK(container["resources"]["limits"]["memory"]);
+  // Replaced one node at a time: each node is without its mirror while its pod is.
+  CHECK(daemonset["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"].as<int>(0) == 1);
   // SIGTERM lets requests in flight finish for up to 10 s; the kubelet must wait longer.
   CHECK(pod["terminationGracePeriodSeconds"].as<int>(30) > 10);
   CHECK_FALSE(container["securityContext"]["privileged"].as<bool>(false));
@@ -551,7 +553,7 @@ TEST_CASE("examples/k8s/serve: the mirror, the runtimes pointed at it with no fa
     CHECK_MESSAGE((longest.empty() || longest_is_direct), own << " would be pulled through the mirror");
   }
 
-  SUBCASE("systemd: the DaemonSet's flags, restarted always, with an EnvironmentFile") {
+  SUBCASE("systemd: the DaemonSet's flags, restarted always and by the watchdog, with an EnvironmentFile") {
     const auto file = serve_dir + "/systemd/hwimg-serve.service";
     INFO(file);
     std::map<std::string, std::string> settings;
@@ -563,6 +565,9 @@ TEST_CASE("examples/k8s/serve: the mirror, the runtimes pointed at it with no fa
       settings[line.substr(0, equals)] = line.substr(equals + 1);
     }
     CHECK(settings["Restart"] == "always");
+    // hwimg serve sends READY=1 and, while its /healthz answers, WATCHDOG=1 (docs/serve.md#systemd).
+    CHECK(settings["Type"] == "notify");
+    CHECK(std::stoi(settings["WatchdogSec"]) >= 10);
     CHECK(settings["EnvironmentFile"].find("/etc/default/hwimg-serve") != std::string::npos);
     CHECK(settings["ExecReload"].find("kill -HUP $MAINPID") != std::string::npos);
     CHECK(std::stoi(settings["TimeoutStopSec"]) > 10);

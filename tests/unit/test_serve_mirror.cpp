@@ -4,6 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/socket.h>
+
+#include <thread>
+
+#include "canned_server.hpp"
 #include "hwimg/serve/mirror.hpp"
 #include "hwimg/serve/server.hpp"
 #include "hwimg/util/duration.hpp"
@@ -95,4 +100,80 @@ TEST_CASE("--listen and durations") {
   CHECK(util::parse_duration("30").value() == std::chrono::seconds(30));
   CHECK(util::parse_duration("1d").error().message == "invalid duration \"1d\": unknown unit \"d\" (expected ms, s, m or h)");
   CHECK_FALSE(util::parse_duration("s"));
+}
+
+namespace {
+
+// A plain-HTTP upstream on 127.0.0.1 whose first `garbage` connections get bytes that are no HTTP;
+// later ones get `/v2/` and one single-platform manifest. A TLS ClientHello (a client that took
+// it for an HTTPS registry) is hung up on at once.
+class BrokenThenGoodUpstream {
+public:
+  explicit BrokenThenGoodUpstream(int garbage) : m_garbage(garbage) {
+    m_listener = test::listen_on_loopback(m_port);
+    m_thread = std::thread([this] { serve(); });
+  }
+  ~BrokenThenGoodUpstream() {
+    ::shutdown(m_listener.get(), SHUT_RDWR);
+    m_thread.join();
+  }
+  [[nodiscard]] std::string address() const { return "127.0.0.1:" + std::to_string(m_port); }
+  static std::string manifest() {
+    return R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{)"
+           R"("mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:)" +
+           std::string(64, 'a') + R"(","size":2},"layers":[]})";
+  }
+
+private:
+  void serve() {
+    while (true) {
+      const util::UniqueFd fd(::accept(m_listener.get(), nullptr, nullptr));
+      if (!fd.valid()) return;
+      if (m_garbage-- > 0) {
+        [[maybe_unused]] const auto sent = ::send(fd.get(), "\x01\x02garbage\r\n\r\n", 13, MSG_NOSIGNAL);
+        continue;
+      }
+      std::string request;
+      char buffer[4096];
+      while (true) {
+        const auto n = ::recv(fd.get(), buffer, sizeof buffer, 0);
+        if (n <= 0 || buffer[0] == '\x16') break;
+        request.append(buffer, static_cast<std::size_t>(n));
+        const auto end = request.find("\r\n\r\n");
+        if (end == std::string::npos) continue;
+        const bool ping = request.starts_with("GET /v2/ ");
+        const auto body = ping ? std::string("{}") : manifest();
+        const auto answer = fmt::format("HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\n\r\n{}",
+                                        ping ? "application/json" : "application/vnd.oci.image.manifest.v1+json",
+                                        body.size(), body);
+        [[maybe_unused]] const auto sent = ::send(fd.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
+        request.erase(0, end + 4);
+      }
+    }
+  }
+
+  int m_garbage;
+  util::UniqueFd m_listener;
+  std::uint16_t m_port = 0;
+  std::thread m_thread;
+};
+
+}  // namespace
+
+TEST_CASE("a tag fetch that failed does not leave its client in the pool: the next one works") {
+  // An upstream's broken answer may leave a client mid-transfer, or sure the upstream speaks
+  // HTTPS (issue 23, F7): pooled again, it failed every later tag until serve restarted.
+  BrokenThenGoodUpstream upstream(1);
+  serve::Upstreams upstreams({{{upstream.address(), "", false}}, {}});
+  serve::HostState host{[] { return Result<probe::HostFacts>(select_test::cpu_host("x86-64-v3")); }};
+  REQUIRE(host.refresh());
+  serve::Metrics metrics;
+  serve::Mirror mirror{upstreams, host, metrics, util::null_output(), {}};
+  serve::HttpRequest request;
+  request.method = "GET";
+  request.path = "/v2/app/manifests/1.0";
+  CHECK(mirror.handle(request).status == 503);
+  const auto again = mirror.handle(request);
+  CHECK(again.status == 200);
+  CHECK(again.body == BrokenThenGoodUpstream::manifest());
 }

@@ -7,6 +7,12 @@
 namespace hwimg::commands {
 namespace {
 
+Result<std::chrono::milliseconds> positive_duration(std::string_view flag, const std::string& text) {
+  HWIMG_TRY_ASSIGN(const auto value, util::parse_duration(text));
+  if (value.count() <= 0) return fail_usage("invalid {} \"{}\": it must be longer than 0", flag, text);
+  return value;
+}
+
 }  // namespace
 
 Result<int> run_serve(const ServeArguments& arguments) {
@@ -34,8 +40,13 @@ Result<int> run_serve(const ServeArguments& arguments) {
   HWIMG_TRY_ASSIGN(options.mirror.gpus,
                    select::choose_gpu_selection(arguments.gpus, variable("NVIDIA_VISIBLE_DEVICES")));
   HWIMG_TRY_ASSIGN(options.mirror.ttl, util::parse_duration(arguments.ttl));
-  HWIMG_TRY_ASSIGN(options.refresh, util::parse_duration(arguments.refresh));
-  if (options.refresh.count() == 0) return fail_usage("invalid --refresh \"{}\": it must be longer than 0", arguments.refresh);
+  HWIMG_TRY_ASSIGN(options.refresh, positive_duration("--refresh", arguments.refresh));
+  options.http.connection_limit = arguments.max_connections;
+  options.http.client_limit = arguments.max_client_connections;
+  HWIMG_TRY_ASSIGN(options.http.header_timeout, positive_duration("--header-timeout", arguments.header_timeout));
+  HWIMG_TRY_ASSIGN(options.http.idle_timeout, positive_duration("--idle-timeout", arguments.idle_timeout));
+  options.http.fetch_limit = arguments.max_fetches;
+  HWIMG_TRY_ASSIGN(options.http.fetch_wait, positive_duration("--fetch-wait", arguments.fetch_wait));
   options.output = &output;
   return serve::run_server(options);
 }

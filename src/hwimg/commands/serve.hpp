@@ -22,6 +22,13 @@ struct ServeArguments {
   std::filesystem::path docker_config_dir;  // empty: $DOCKER_CONFIG or ~/.docker
   std::string ttl = "60s";
   std::string refresh = "10m";
+  // Limits (docs/serve.md#limits).
+  unsigned max_connections = 4096;
+  unsigned max_client_connections = 1024;
+  std::string header_timeout = "10s";
+  std::string idle_timeout = "2m";
+  unsigned max_fetches = 256;
+  std::string fetch_wait = "30s";
   Verbose verbose = Verbose::no;  // every upstream exchange on stderr
 };
 

@@ -46,6 +46,11 @@ void Metrics::observe_resolution(std::chrono::nanoseconds elapsed) {
   m_resolution_seconds += seconds;
 }
 
+void Metrics::watch_load(std::function<ServerLoad()> load) {
+  std::lock_guard lock(m_mutex);
+  m_load = std::move(load);
+}
+
 std::string Metrics::render() const {
   std::lock_guard lock(m_mutex);
   std::string out;
@@ -73,6 +78,23 @@ std::string Metrics::render() const {
   out += fmt::format("hwimg_serve_resolution_seconds_bucket{{le=\"+Inf\"}} {}\n", m_resolutions);
   out += fmt::format("hwimg_serve_resolution_seconds_sum {}\n", m_resolution_seconds);
   out += fmt::format("hwimg_serve_resolution_seconds_count {}\n", m_resolutions);
+  if (!m_load) return out;
+  const auto load = m_load();
+  out += fmt::format("# HELP hwimg_serve_connections Client connections open.\n"
+                     "# TYPE hwimg_serve_connections gauge\n"
+                     "hwimg_serve_connections {}\n"
+                     "# HELP hwimg_serve_fetches Requests a fetch worker answers, and those waiting for one.\n"
+                     "# TYPE hwimg_serve_fetches gauge\n"
+                     "hwimg_serve_fetches{{state=\"running\"}} {}\n"
+                     "hwimg_serve_fetches{{state=\"waiting\"}} {}\n"
+                     "# HELP hwimg_serve_busy_total Requests answered 503 because no fetch worker was free in time.\n"
+                     "# TYPE hwimg_serve_busy_total counter\n"
+                     "hwimg_serve_busy_total {}\n"
+                     "# HELP hwimg_serve_header_timeouts_total Connections closed for want of a request header in time.\n"
+                     "# TYPE hwimg_serve_header_timeouts_total counter\n"
+                     "hwimg_serve_header_timeouts_total {}\n",
+                     load.connections, load.fetches_running, load.fetches_waiting, load.busy_refusals,
+                     load.header_timeouts);
   return out;
 }
 

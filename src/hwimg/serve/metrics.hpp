@@ -1,12 +1,15 @@
 #pragma once
 // What `hwimg serve` counts, in Prometheus' text exposition format: requests by kind and status,
-// upstream errors, selections by variant, and resolution latency.
+// upstream errors, selections by variant, resolution latency, and the server's load.
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+
+#include "hwimg/serve/http_server.hpp"
 
 namespace hwimg::serve {
 
@@ -16,6 +19,8 @@ public:
   void count_upstream_error(std::string_view upstream);
   void count_selection(std::string_view variant);  // the variant chosen, or "(none)" when nothing fits
   void observe_resolution(std::chrono::nanoseconds elapsed);
+  // Where the server's load is read at each render; nullptr: not shown.
+  void watch_load(std::function<ServerLoad()> load);
 
   // The exposition, served with content type `content_type`.
   [[nodiscard]] std::string render() const;
@@ -32,6 +37,7 @@ private:
   std::array<std::uint64_t, bounds.size()> m_buckets{};
   std::uint64_t m_resolutions = 0;
   double m_resolution_seconds = 0;
+  std::function<ServerLoad()> m_load;
 };
 
 }  // namespace hwimg::serve

@@ -12,6 +12,9 @@ Result<void> bind(const util::SharedLibrary& library, MicrohttpdLibrary& mhd) {
   all &= library.bind(mhd.quiesce_daemon, "MHD_quiesce_daemon");
   all &= library.bind(mhd.get_daemon_info, "MHD_get_daemon_info");
   all &= library.bind(mhd.get_connection_values, "MHD_get_connection_values");
+  all &= library.bind(mhd.get_connection_info, "MHD_get_connection_info");
+  all &= library.bind(mhd.suspend_connection, "MHD_suspend_connection");
+  all &= library.bind(mhd.resume_connection, "MHD_resume_connection");
   all &= library.bind(mhd.create_response_from_buffer, "MHD_create_response_from_buffer");
   all &= library.bind(mhd.create_response_from_callback, "MHD_create_response_from_callback");
   all &= library.bind(mhd.add_response_header, "MHD_add_response_header");

@@ -115,6 +115,19 @@ Result<registry::Response> ask_upstream(registry::Client& client, const HttpRequ
   return client.open_stream(reference, method, api_path(route), headers);
 }
 
+// The answer for a tag from what its fetch gave.
+HttpResponse respond_to(const TagOutcome& outcome, const Route& route) {
+  if (outcome.upstream) return from_answer(*outcome.upstream, route);
+  const auto& answer = *outcome.answer;
+  if (answer.kind == TagAnswer::Kind::no_match) return registry_error(404, "MANIFEST_UNKNOWN", answer.reason);
+  HttpResponse response;
+  response.headers = {{std::string(api_version_header), "registry/2.0"},
+                      {"Content-Type", answer.media_type},
+                      {"Docker-Content-Digest", answer.digest.str()}};
+  response.body = answer.bytes;
+  return response;
+}
+
 }  // namespace
 
 HttpResponse registry_error(unsigned status, std::string_view code, std::string_view message) {
@@ -131,44 +144,89 @@ Mirror::Mirror(Upstreams& upstreams, HostState& host, Metrics& metrics, util::Ou
     : m_upstreams(upstreams), m_host(host), m_metrics(metrics), m_output(output), m_settings(std::move(settings)),
       m_tags(m_settings.ttl, now), m_now(std::move(now)) {}
 
-HttpResponse Mirror::handle(const HttpRequest& request) {
-  const auto count = [&](std::string_view kind, HttpResponse response) {
-    m_metrics.count_request(kind, response.status);
-    return response;
-  };
-  if (request.path == "/healthz") return count("health", ok("ok\n", "text/plain"));
-  if (request.path == "/metrics") return count("metrics", ok(m_metrics.render(), Metrics::content_type));
+std::variant<Mirror::Answered, Route> Mirror::triage(const HttpRequest& request) const {
+  if (request.path == "/healthz") return Answered{"health", ok("ok\n", "text/plain")};
+  if (request.path == "/metrics") return Answered{"metrics", ok(m_metrics.render(), Metrics::content_type)};
   if (request.method != "GET" && request.method != "HEAD") {
     auto refused = registry_error(405, "UNSUPPORTED", fmt::format("hwimg serve is a read-only mirror: {} is not "
                                                                   "supported",
                                                                   request.method));
     refused.headers.emplace_back("Allow", "GET, HEAD");
-    return count("other", std::move(refused));
+    return Answered{"other", std::move(refused)};
   }
-  const auto route = parse_route(request.path, request.query_value("ns"), m_upstreams.names());
+  auto route = parse_route(request.path, request.query_value("ns"), m_upstreams.names());
   if (!route) {
     const auto& failure = route.error();
     switch (failure.error) {
-      case RouteError::not_found: return count("other", registry_error(404, "NAME_UNKNOWN", failure.message));
-      case RouteError::unknown_upstream: return count("other", registry_error(403, "DENIED", failure.message));
-      case RouteError::invalid: return count("other", registry_error(400, "NAME_INVALID", failure.message));
+      case RouteError::not_found: return Answered{"other", registry_error(404, "NAME_UNKNOWN", failure.message)};
+      case RouteError::unknown_upstream: return Answered{"other", registry_error(403, "DENIED", failure.message)};
+      case RouteError::invalid: return Answered{"other", registry_error(400, "NAME_INVALID", failure.message)};
     }
   }
-  const auto kind = kind_label(route->kind, route->by_digest());
-  if (route->kind == RouteKind::ping) return count(kind, ok("{}", "application/json"));
-  const auto& upstream = *m_upstreams.find(route->upstream);
-  if (route->kind == RouteKind::manifest && !route->by_digest()) {
-    return count(kind, answer_tag_request(request, *route, upstream));
+  if (route->kind == RouteKind::ping) return Answered{"ping", ok("{}", "application/json")};
+  return std::move(*route);
+}
+
+std::optional<HttpResponse> Mirror::answer_now(const HttpRequest& request) {
+  auto triaged = triage(request);
+  if (auto* answered = std::get_if<Answered>(&triaged)) {
+    m_metrics.count_request(answered->kind, answered->response.status);
+    return std::move(answered->response);
   }
-  return count(kind, pass_through(request, *route, upstream));
+  const auto& route = std::get<Route>(triaged);
+  if (route.kind != RouteKind::manifest || route.by_digest()) return std::nullopt;
+  const auto started = m_now();
+  const auto& upstream = *m_upstreams.find(route.upstream);
+  const auto kept = m_tags.find(key_of(route, upstream, request.header("authorization")));
+  if (!kept) return std::nullopt;
+  m_metrics.observe_resolution(m_now() - started);
+  auto response = respond_to(**kept, route);
+  m_metrics.count_request("tag", response.status);
+  return response;
+}
+
+HttpResponse Mirror::answer_from_upstream(const HttpRequest& request) {
+  auto triaged = triage(request);
+  if (auto* answered = std::get_if<Answered>(&triaged)) return std::move(answered->response);
+  const auto& route = std::get<Route>(triaged);
+  const auto kind = kind_label(route.kind, route.by_digest());
+  const auto& upstream = *m_upstreams.find(route.upstream);
+  auto response = route.kind == RouteKind::manifest && !route.by_digest() ? answer_tag_request(request, route, upstream)
+                                                                           : pass_through(request, route, upstream);
+  m_metrics.count_request(kind, response.status);
+  return response;
+}
+
+HttpResponse Mirror::handle(const HttpRequest& request) {
+  if (auto now = answer_now(request)) return std::move(*now);
+  return answer_from_upstream(request);
+}
+
+HttpResponse Mirror::failure(unsigned status, std::string_view message) {
+  m_metrics.count_request("other", status);
+  return registry_error(status, status == 503 ? "UNAVAILABLE" : "UNKNOWN", fmt::format("hwimg serve: {}", message));
+}
+
+Handlers Mirror::handlers() {
+  return {[this](const HttpRequest& request) { return answer_now(request); },
+          [this](const HttpRequest& request) { return answer_from_upstream(request); },
+          [this](unsigned status, std::string_view message) { return failure(status, message); }};
 }
 
 Result<SharedOutcome> Mirror::fetch_tag(const Route& route, const Upstream& upstream,
                                         const std::optional<std::string>& authorization) {
+  HWIMG_TRY_ASSIGN(auto lease, m_upstreams.lease(upstream));
+  auto outcome = judge_tag(lease->client(), route, upstream, authorization);
+  // A client whose exchange failed may have given up mid-transfer, or learnt something wrong
+  // about the upstream from a broken answer: pooled again, it would fail the next request too.
+  if (!outcome) lease->discard();
+  return outcome;
+}
+
+Result<SharedOutcome> Mirror::judge_tag(registry::Client& client, const Route& route, const Upstream& upstream,
+                                        const std::optional<std::string>& authorization) {
   const auto started = m_now();
   const auto image = fmt::format("{}/{}:{}", upstream.registry, route.repository, route.reference);
-  HWIMG_TRY_ASSIGN(auto lease, m_upstreams.lease(upstream));
-  auto& client = lease->client();
   client.forward_authorization(authorization);
   registry::Reference reference{upstream.registry, route.repository, route.reference, std::nullopt};
   HWIMG_TRY_ASSIGN(auto answer, client.forward(reference, registry::ReadMethod::get, api_path(route),
@@ -228,16 +286,7 @@ HttpResponse Mirror::answer_tag_request(const HttpRequest& request, const Route&
     m_output.warning(outcome.error().message);
     return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", outcome.error().message));
   }
-  const auto& result = **outcome;
-  if (result.upstream) return from_answer(*result.upstream, route);
-  const auto& answer = *result.answer;
-  if (answer.kind == TagAnswer::Kind::no_match) return registry_error(404, "MANIFEST_UNKNOWN", answer.reason);
-  HttpResponse response;
-  response.headers = {{std::string(api_version_header), "registry/2.0"},
-                      {"Content-Type", answer.media_type},
-                      {"Docker-Content-Digest", answer.digest.str()}};
-  response.body = answer.bytes;
-  return response;
+  return respond_to(**outcome, route);
 }
 
 HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route, const Upstream& upstream) {

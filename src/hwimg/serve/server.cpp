@@ -4,7 +4,12 @@
 #include <csignal>
 #include <ctime>
 
+#include <malloc.h>
+#include <sys/resource.h>
+
 #include "hwimg/registry/reference.hpp"
+#include "hwimg/serve/health_check.hpp"
+#include "hwimg/serve/systemd_notify.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -61,6 +66,61 @@ void reload(HostState& host, Mirror& mirror, util::Output& output) {
   }
 }
 
+// Each connection holds a descriptor, and each fetch one or two more (its upstream connection, a
+// redirect's). The soft limit is raised toward the hard one (systemd's default soft limit, 1024,
+// is below the default connection limit); connections the hard limit leaves no room for are
+// taken off the connection limit.
+void fit_descriptor_limit(ServerSettings& settings, util::Output& output) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    output.warning("failed to read the open-files limit; connections are not fitted to it");
+    return;
+  }
+  const rlim_t reserve = 2 * static_cast<rlim_t>(settings.fetch_limit) + 128;
+  const rlim_t wanted = settings.connection_limit + reserve;
+  if (limit.rlim_cur < wanted) {
+    rlimit raised = limit;
+    raised.rlim_cur = std::min(wanted, limit.rlim_max);
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  if (limit.rlim_cur >= wanted) return;
+  const auto room = limit.rlim_cur > reserve + 64 ? limit.rlim_cur - reserve : 64;
+  settings.connection_limit = static_cast<unsigned>(room);
+  settings.client_limit = std::min(settings.client_limit, settings.connection_limit);
+  output.warning(fmt::format("the open-files limit ({}) leaves room for {} connections, not {}: raise LimitNOFILE",
+                             limit.rlim_cur, room, wanted - reserve));
+}
+
+// glibc raises its mmap threshold to the size of each large block freed, after which blocks up to
+// that size come from the arena of the thread that asked and stay there when freed: fetch workers
+// reading a few upstream answers of several MiB (up to the manifest limit) each would keep them
+// for good, one arena per worker. A fixed threshold gives every large block back when freed.
+void give_back_large_blocks(util::Output& output) {
+  if (::mallopt(M_MMAP_THRESHOLD, 256 * 1024) != 1) output.warning("failed to fix malloc's mmap threshold");
+}
+
+std::optional<SystemdNotifier> open_notifier(util::Output& output) {
+  auto notifier = SystemdNotifier::from_environment();
+  if (notifier) return std::move(*notifier);
+  output.warning(fmt::format("not telling systemd how serve does: {}", notifier.error().message));
+  return std::nullopt;
+}
+
+void notify(const std::optional<SystemdNotifier>& notifier, std::string_view state, util::Output& output) {
+  if (!notifier) return;
+  if (auto sent = notifier->notify(state); !sent) output.warning(sent.error().message);
+}
+
+// WATCHDOG=1 only while the server answers its own /healthz.
+void tend_watchdog(const SystemdNotifier& notifier, const std::string& address, std::uint16_t port,
+                   util::Output& output) {
+  if (auto healthy = check_health(address, port, std::chrono::seconds(5)); !healthy) {
+    output.warning(fmt::format("{}; not telling systemd's watchdog that serve is alive", healthy.error().message));
+    return;
+  }
+  if (auto sent = notifier.notify("WATCHDOG=1"); !sent) output.warning(sent.error().message);
+}
+
 }  // namespace
 
 Result<std::pair<std::string, std::uint16_t>> parse_listen_address(std::string_view text) {
@@ -97,13 +157,16 @@ Result<int> run_server(const ServeOptions& options) {
   Metrics metrics;
   Mirror mirror(upstreams, host, metrics, output, options.mirror);
 
+  const auto notifier = open_notifier(output);
   const SignalWaiter signals;
-  ServerSettings settings;
+  ServerSettings settings = options.http;
   settings.address = listen.first;
   settings.port = listen.second;
   settings.output = &output;
-  HWIMG_TRY_ASSIGN(auto server,
-                   HttpServer::start(settings, [&mirror](const HttpRequest& request) { return mirror.handle(request); }));
+  fit_descriptor_limit(settings, output);
+  give_back_large_blocks(output);
+  HWIMG_TRY_ASSIGN(auto server, HttpServer::start(settings, mirror.handlers()));
+  metrics.watch_load([&server] { return server->load(); });
   if (!registry::is_loopback_host(listen.first)) {
     output.warning(fmt::format("listening on {}, which other machines can reach: anyone there can pull through this "
                                "mirror with the node's credentials",
@@ -112,12 +175,31 @@ Result<int> run_server(const ServeOptions& options) {
   output.progress(fmt::format("listening on {}:{}; mirroring {}; host: {}",
                               listen.first.find(':') != std::string::npos ? "[" + listen.first + "]" : listen.first,
                               server->port(), util::join(upstreams.names(), ", "), describe(*host.facts())));
+  notify(notifier, "READY=1", output);
+  using Clock = std::chrono::steady_clock;
+  // systemd's advice: ping at half the interval it kills at.
+  const auto watchdog = notifier && notifier->watchdog()
+                            ? std::optional(std::chrono::duration_cast<std::chrono::milliseconds>(*notifier->watchdog() / 2))
+                            : std::nullopt;
+  auto next_refresh = Clock::now() + options.refresh;
+  auto next_watchdog = watchdog ? Clock::now() : Clock::time_point::max();
   while (true) {
-    const int signal = signals.wait(options.refresh);
+    const auto until = std::min(next_refresh, next_watchdog);
+    const int signal = signals.wait(std::max(std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()),
+                                             std::chrono::milliseconds(0)));
     if (signal == SIGTERM || signal == SIGINT) break;
-    reload(host, mirror, output);
+    if (signal == SIGHUP || Clock::now() >= next_refresh) {
+      reload(host, mirror, output);
+      next_refresh = Clock::now() + options.refresh;
+    }
+    if (watchdog && Clock::now() >= next_watchdog) {
+      tend_watchdog(*notifier, listen.first, server->port(), output);
+      next_watchdog = Clock::now() + *watchdog;
+    }
   }
+  notify(notifier, "STOPPING=1", output);
   output.progress("stopping: letting requests in flight finish");
+  metrics.watch_load(nullptr);
   server->shutdown(options.grace);
   return 0;
 }

@@ -30,6 +30,11 @@ Result<SharedOutcome> TagCache::get(const std::string& key, const std::function<
   });
 }
 
+std::optional<SharedOutcome> TagCache::find(const std::string& key) const {
+  std::lock_guard lock(m_mutex);
+  return kept(key);
+}
+
 std::optional<SharedOutcome> TagCache::kept(const std::string& key) const {
   const auto it = m_entries.find(key);
   if (it == m_entries.end() || m_now() - it->second.stored >= m_ttl) return std::nullopt;

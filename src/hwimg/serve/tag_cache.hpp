@@ -30,6 +30,8 @@ public:
   // The outcome kept for `key`, else what `fetch` gives. Only judged answers are kept: an
   // upstream's 401 or 404 is asked again next time.
   [[nodiscard]] Result<SharedOutcome> get(const std::string& key, const std::function<Result<SharedOutcome>()>& fetch);
+  // The outcome kept for `key`, without fetching: never blocks on an upstream.
+  [[nodiscard]] std::optional<SharedOutcome> find(const std::string& key) const;
   // Forgets everything, including fetches under way (the node's facts changed).
   void clear();
   [[nodiscard]] std::size_t size() const;

@@ -15,6 +15,9 @@ struct MicrohttpdLibrary {
   decltype(&::MHD_quiesce_daemon) quiesce_daemon;
   decltype(&::MHD_get_daemon_info) get_daemon_info;
   decltype(&::MHD_get_connection_values) get_connection_values;
+  decltype(&::MHD_get_connection_info) get_connection_info;
+  decltype(&::MHD_suspend_connection) suspend_connection;
+  decltype(&::MHD_resume_connection) resume_connection;
   decltype(&::MHD_create_response_from_buffer) create_response_from_buffer;
   decltype(&::MHD_create_response_from_callback) create_response_from_callback;
   decltype(&::MHD_add_response_header) add_response_header;

@@ -1,0 +1,40 @@
+#include "hwimg/serve/http_message.hpp"
+
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::serve {
+namespace {
+
+std::optional<std::string> find_field(const Fields& fields, std::string_view name) {
+  for (const auto& [key, value] : fields) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> HttpRequest::header(std::string_view name) const {
+  return find_field(headers, name);
+}
+
+std::vector<std::string> HttpRequest::header_values(std::string_view name) const {
+  std::vector<std::string> values;
+  for (const auto& [key, value] : headers) {
+    if (key == name) values.push_back(value);
+  }
+  return values;
+}
+
+std::optional<std::string> HttpRequest::query_value(std::string_view name) const {
+  return find_field(query, name);
+}
+
+std::optional<std::string> HttpResponse::header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (util::to_lower(key) == util::to_lower(name)) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace hwimg::serve
