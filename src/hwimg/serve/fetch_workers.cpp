@@ -8,6 +8,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 namespace hwimg::serve {
 namespace {
 
