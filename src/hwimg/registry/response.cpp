@@ -27,21 +27,10 @@ std::string_view method_name(Method method) {
   return "GET";
 }
 
-std::optional<std::string> Response::header(std::string_view name) const {
-  const auto lower = util::to_lower(name);
-  for (const auto& [key, value] : headers) {
-    if (key == lower) return value;
-  }
-  return std::nullopt;
-}
+std::optional<std::string> Response::header(std::string_view name) const { return util::field_value(headers, name); }
 
 std::vector<std::string> Response::header_values(std::string_view name) const {
-  const auto lower = util::to_lower(name);
-  std::vector<std::string> out;
-  for (const auto& [key, value] : headers) {
-    if (key == lower) out.push_back(value);
-  }
-  return out;
+  return util::field_values(headers, name);
 }
 
 std::string describe(const Response& r) {

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "hwimg/util/header_fields.hpp"
+
 namespace hwimg::registry {
 
 // Why an exchange got no complete HTTP response.
@@ -28,7 +30,7 @@ struct Response {
   TransportFailure failure = TransportFailure::none;
   std::string error;  // libcurl's explanation when failure != none
   std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  util::HeaderFields headers;  // names lower-cased
   std::string url;           // where it came from (after redirects)
   bool streamed = false;     // the body follows through Client::next_chunk(), not in `body`
 

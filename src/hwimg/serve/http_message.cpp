@@ -14,16 +14,10 @@ std::optional<std::string> find_field(const Fields& fields, std::string_view nam
 
 }  // namespace
 
-std::optional<std::string> HttpRequest::header(std::string_view name) const {
-  return find_field(headers, name);
-}
+std::optional<std::string> HttpRequest::header(std::string_view name) const { return util::field_value(headers, name); }
 
 std::vector<std::string> HttpRequest::header_values(std::string_view name) const {
-  std::vector<std::string> values;
-  for (const auto& [key, value] : headers) {
-    if (key == name) values.push_back(value);
-  }
-  return values;
+  return util::field_values(headers, name);
 }
 
 std::optional<std::string> HttpRequest::query_value(std::string_view name) const {
@@ -31,10 +25,7 @@ std::optional<std::string> HttpRequest::query_value(std::string_view name) const
 }
 
 std::optional<std::string> HttpResponse::header(std::string_view name) const {
-  for (const auto& [key, value] : headers) {
-    if (util::to_lower(key) == util::to_lower(name)) return value;
-  }
-  return std::nullopt;
+  return util::field_value(headers, name);
 }
 
 }  // namespace hwimg::serve

@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "hwimg/util/error.hpp"
+#include "hwimg/util/header_fields.hpp"
 
 namespace hwimg::serve {
 
-using Fields = std::vector<std::pair<std::string, std::string>>;
+using Fields = util::HeaderFields;
 
 struct HttpRequest {
   std::string method;  // "GET", "HEAD", ...
