@@ -14,6 +14,7 @@
 
 #include <doctest/doctest.h>
 
+#include "hwimg/registry/client.hpp"
 #include "hwimg/util/fd.hpp"
 
 namespace hwimg::test {
@@ -97,5 +98,14 @@ private:
   std::atomic<int> m_connections{0};
   std::vector<std::string> m_requests;
 };
+
+// A client that speaks plain HTTP to a CannedServer.
+inline registry::Client canned_client() {
+  registry::ClientOptions options;
+  options.plain_http = true;
+  auto client = registry::Client::create(options);
+  REQUIRE(client);
+  return std::move(*client);
+}
 
 }  // namespace hwimg::test

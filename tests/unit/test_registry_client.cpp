@@ -136,13 +136,7 @@ std::string tags_page(std::string_view tags, std::string_view link) {
                      link.empty() ? std::string() : fmt::format("Link: {}\r\n", link), body.size(), body);
 }
 
-Client canned_client() {
-  ClientOptions options;
-  options.plain_http = true;
-  auto client = Client::create(options);
-  REQUIRE(client);
-  return std::move(*client);
-}
+using test::canned_client;
 
 }  // namespace
 

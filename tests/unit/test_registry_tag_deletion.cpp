@@ -15,13 +15,7 @@ using namespace hwimg::registry;
 
 namespace {
 
-Client canned_client() {
-  ClientOptions options;
-  options.plain_http = true;
-  auto client = Client::create(options);
-  REQUIRE(client);
-  return std::move(*client);
-}
+using test::canned_client;
 
 std::string manifest_answer(const std::string& body) {
   return fmt::format("HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\n\r\n{}", oci::media_type::manifest,
