@@ -35,6 +35,11 @@ void define_build_command(CLI::App& subcommand, Action& action) {
                   "Blob cache of registry base and builder images (default: $XDG_CACHE_HOME/hwimg or "
                   "~/.cache/hwimg)")
       ->option_text("DIR");
+  cmd->add_option("--cache-max-size", arguments->cache_max_size,
+                  "Prune the cache to this size when the build is done, least recently used first, never what a "
+                  "running build uses (default: HWIMG_CACHE_MAX_SIZE, else 40 GiB or a quarter of its file system; "
+                  "\"off\": no cap)")
+      ->option_text("SIZE");
   add_registry_options(*cmd, arguments->registry, VerboseFlag::omit);
   cmd->footer(
       "Environment: SOURCE_DATE_EPOCH sets every file mtime and the `created` times (default 0), so the same\n"

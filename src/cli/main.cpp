@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
                "on given hosts (mirrors for air-gapped sites)", define_copy_command},
       {"export", "Write one variant as an oci-archive or docker-archive tar "
                  "(docker load, podman load, skopeo, Apptainer)", define_export_command},
+      {"cache", "List the cache of base and builder images and staged builds, or prune it", define_cache_command},
       {"completion", "Print a bash or zsh completion script for hwimg", define_completion_command},
   });
   // clang-format on

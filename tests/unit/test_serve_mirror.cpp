@@ -98,7 +98,8 @@ TEST_CASE("--listen and durations") {
   CHECK(util::parse_duration("500ms").value() == std::chrono::milliseconds(500));
   CHECK(util::parse_duration("2h").value() == std::chrono::hours(2));
   CHECK(util::parse_duration("30").value() == std::chrono::seconds(30));
-  CHECK(util::parse_duration("1d").error().message == "invalid duration \"1d\": unknown unit \"d\" (expected ms, s, m or h)");
+  CHECK(util::parse_duration("1w").error().message == "invalid duration \"1w\": unknown unit \"w\" (expected ms, s, m, h or d)");
+  CHECK(util::parse_duration("7d").value() == std::chrono::hours(7 * 24));
   CHECK_FALSE(util::parse_duration("s"));
 }
 

@@ -44,7 +44,9 @@ void hash_tree(const fs::path& root, const fs::path& skip, oci::Sha256& hash) {
     }
   }
   std::ranges::sort(lines);
-  hash.update(root.string() + "\n");
+  // Where it is, however the command line spelled it: the same recipe named from another working
+  // directory is the same input.
+  hash.update(fs::absolute(root, ec).lexically_normal().string() + "\n");
   for (const auto& line : lines) hash.update(line);
 }
 

@@ -144,15 +144,16 @@ LayoutProvider layout_on_first_use(const std::filesystem::path& directory) {
 
 // The user's blob cache, opened by the first call: a build without registry images never opens it.
 std::function<Result<image::BlobCache*>()> cache_on_first_use(const std::filesystem::path& directory,
-                                                              util::Output& output) {
+                                                              util::Output& output,
+                                                              std::shared_ptr<image::CacheLease> lease) {
   struct Opened {
     std::mutex mutex;
     std::unique_ptr<image::BlobCache> cache;
   };
-  return [directory, &output, opened = std::make_shared<Opened>()]() -> Result<image::BlobCache*> {
+  return [directory, &output, lease, opened = std::make_shared<Opened>()]() -> Result<image::BlobCache*> {
     std::lock_guard lock(opened->mutex);
     if (!opened->cache) {
-      HWIMG_TRY_ASSIGN(opened->cache, image::BlobCache::open(directory, output));
+      HWIMG_TRY_ASSIGN(opened->cache, image::BlobCache::open(directory, output, lease));
     }
     return opened->cache.get();
   };
@@ -210,7 +211,7 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
   const auto existing = oci::Layout::open(request.layout);
   const auto provide_layout = layout_on_first_use(request.layout);
   LayerMemo memo;
-  BaseResolver bases(recipe.directory(), request.images, cache_on_first_use(request.cache, *request.output));
+  BaseResolver bases(recipe.directory(), request.images, cache_on_first_use(request.cache, *request.output, request.cache_lease));
   BuilderImages builders(bases, request.host_platform);
   DeviceCodeCheck device_code;
   Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases,

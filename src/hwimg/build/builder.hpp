@@ -2,11 +2,13 @@
 // `hwimg build`: every variant of a recipe into one multi-variant index in an OCI layout.
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "hwimg/build/variant_builder.hpp"
+#include "hwimg/image/cache_lease.hpp"
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/matrix/expand.hpp"
 
@@ -26,6 +28,8 @@ struct BuildRequest {
   util::Output* output = &util::null_output();   // progress per variant, matrix warnings
   image::OpenOptions images;                     // for registry bases: credentials, --ca-file, ...
   std::filesystem::path cache;                   // the blob cache of registry bases (--cache)
+  // Pins what the build uses in `cache` (image/cache_lease.hpp); null: a lease for the build alone.
+  std::shared_ptr<image::CacheLease> cache_lease;
   // copied, or for a build straight to a registry (its layout a staging one) left_in_registry:
   // a registry base's layers are then skipped, mounted or relayed by the push, never stored here.
   BaseLayers base_layers = BaseLayers::copied;

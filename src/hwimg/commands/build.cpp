@@ -6,10 +6,11 @@
 
 #include "hwimg/build/base_image.hpp"
 #include "hwimg/build/builder_image.hpp"
+#include "hwimg/build/push_staging.hpp"
+#include "hwimg/commands/cache.hpp"
 #include "hwimg/commands/environment.hpp"
 #include "hwimg/commands/registry_commands.hpp"
 #include "hwimg/registry/client.hpp"
-#include "hwimg/util/files.hpp"
 
 namespace hwimg::commands {
 namespace {
@@ -63,6 +64,10 @@ Result<int> run_build(BuildArguments arguments) {
   request.cache = std::filesystem::absolute(arguments.cache.empty() ? cache_root() : arguments.cache, ec);
   if (ec) return fail("failed to use the cache {}: {}", arguments.cache.string(), ec.message());
   request.cache = request.cache.lexically_normal();
+  HWIMG_TRY_ASSIGN(const auto cap, cache_cap(request.cache, arguments.cache_max_size));
+  // Held until the cap is applied: what this build used is not pruned by it or by another one.
+  request.cache_lease = std::make_shared<image::CacheLease>(request.cache);
+  std::optional<build::PushStaging> staging;
   std::optional<registry::Reference> push;
   if (!arguments.push.empty()) {
     auto destination = registry::parse_reference(arguments.push);
@@ -72,12 +77,10 @@ Result<int> run_build(BuildArguments arguments) {
     }
     request.tag = destination->tag;
     if (!keeps_layout) {
-      // Straight to a registry: the variants' own blobs are staged in the cache (so a rerun reuses
-      // them), the bases' stay where they are. The cache is its user's alone (image/blob_cache.hpp).
-      for (const auto& directory : {request.cache, request.cache / "staging"}) {
-        HWIMG_TRY(with_context(util::make_private_directory(directory), "failed to open the cache"));
-      }
-      request.layout = request.cache / "staging" / oci::Digest::sha256_of(destination->name()).hex().substr(0, 16);
+      // Straight to a registry: the variants' own blobs are staged in the cache, one layout per
+      // recipe (so a rerun, to any repository, reuses them), the bases' stay where they are.
+      HWIMG_TRY_ASSIGN(staging, build::PushStaging::open(*request.cache_lease, request.recipe, output));
+      request.layout = staging->layout();
       request.base_layers = build::BaseLayers::left_in_registry;
     }
     push = std::move(*destination);
@@ -89,10 +92,12 @@ Result<int> run_build(BuildArguments arguments) {
   HWIMG_TRY_ASSIGN(const auto cpu, probe::probe_host_cpu(probe));
   request.host_platform = build::host_platform(cpu.arch, cpu.level);
   HWIMG_TRY_ASSIGN(const auto report, build::build_recipe(request));
+  if (staging) staging->built();
   std::optional<registry::PushSummary> pushed;
   if (push) {
     HWIMG_TRY_ASSIGN(pushed, push_build(request, report, *push, request.images.registry, arguments.compat));
   }
+  if (cap) apply_cache_cap(request.cache, *cap, output);
   for (const auto& variant : report.variants) {
     fmt::print("{:<32} {:<20} {}{}\n", variant.id, variant.manifest.platform->str(), variant.manifest.digest.str(),
                variant.reused ? " (unchanged)" : "");

@@ -12,6 +12,7 @@ struct BuildArguments {
   build::BuildRequest request;  // the flags; the environment fills SOURCE_DATE_EPOCH and cuda_root
   RegistryFlags registry;       // for registry base and builder images
   std::filesystem::path cache;  // --cache; empty: $XDG_CACHE_HOME/hwimg or ~/.cache/hwimg
+  std::optional<std::string> cache_max_size;  // --cache-max-size; else HWIMG_CACHE_MAX_SIZE, else the default
   // --push REGISTRY/REPO:TAG; empty: none. The index, every variant and their TAG-<id> tags go there.
   std::string push;
   compat::CompatArtifacts compat = compat::CompatArtifacts::attach;  // --push: one NFD artifact per variant

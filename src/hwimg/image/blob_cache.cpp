@@ -19,14 +19,16 @@ std::filesystem::path default_cache_root(const char* xdg_cache_home, const char*
   return fs::path(home != nullptr && *home != '\0' ? home : "/") / ".cache" / "hwimg";
 }
 
-Result<std::unique_ptr<BlobCache>> BlobCache::open(const fs::path& root, util::Output& output) {
+Result<std::unique_ptr<BlobCache>> BlobCache::open(const fs::path& root, util::Output& output,
+                                                   std::shared_ptr<CacheLease> lease) {
   // Only its user may enter the cache: builder images' files and staged builds are the user's.
   const auto blobs = root / "blobs" / "sha256";
   for (const auto& directory : {root, root / "blobs", blobs, root / "locks"}) {
     HWIMG_TRY(with_context(util::make_private_directory(directory), "failed to open the cache " + root.string()));
   }
   util::remove_orphaned_temporaries(blobs, ".", ".tmp-");
-  return std::unique_ptr<BlobCache>(new BlobCache(root, output));
+  if (!lease) lease = std::make_shared<CacheLease>(root);
+  return std::unique_ptr<BlobCache>(new BlobCache(root, output, std::move(lease)));
 }
 
 fs::path BlobCache::blob_path(const oci::Digest& digest) const {
@@ -39,6 +41,7 @@ Result<fs::path> BlobCache::get(ImageReader& reader, const oci::Descriptor& desc
     std::lock_guard lock(m_mutex);
     if (m_verified.contains(descriptor.digest)) return path;
   }
+  HWIMG_TRY(m_lease->pin(cache_entry::blob(descriptor.digest)));
   // One fetcher per blob across processes; the others wait and then find it there.
   HWIMG_TRY_ASSIGN(const auto lock, util::FileLock::acquire(m_root / "locks" / descriptor.digest.hex()));
   std::error_code ec;
@@ -49,6 +52,7 @@ Result<fs::path> BlobCache::get(ImageReader& reader, const oci::Descriptor& desc
                             ? fail("it is {} bytes, its descriptor says {}", size, descriptor.size)
                             : oci::digest_file(path.string());
     if (actual && actual->digest == descriptor.digest && actual->size == descriptor.size) {
+      mark_used(path);
       std::lock_guard guard(m_mutex);
       m_verified.insert(descriptor.digest);
       return path;
@@ -66,10 +70,14 @@ Result<fs::path> BlobCache::get(ImageReader& reader, const oci::Descriptor& desc
 
 Result<std::string> BlobCache::read_document(ImageReader& reader, const oci::Descriptor& descriptor) {
   const auto path = blob_path(descriptor.digest);
+  HWIMG_TRY(m_lease->pin(cache_entry::blob(descriptor.digest)));
   std::error_code ec;
   if (fs::exists(path, ec)) {
     auto cached = util::read_regular_file(path, oci::document_limit(descriptor));
-    if (cached && oci::verify_content(descriptor, *cached, m_root.string())) return cached;
+    if (cached && oci::verify_content(descriptor, *cached, m_root.string())) {
+      mark_used(path);
+      return cached;
+    }
     m_output.warning(fmt::format("the cached document {} in {} is corrupt: reading it again", descriptor.digest.str(),
                                  m_root.string()));
   }

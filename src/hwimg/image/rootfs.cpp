@@ -54,7 +54,12 @@ Result<fs::path> unpacked_rootfs(const BlobCache& cache, const oci::Digest& mani
   const auto target = directory / manifest.hex();
   const auto marker = directory / (manifest.hex() + ".layers");
   const auto expected = layers_text(layer_digests);
-  if (is_complete(target, marker, expected)) return target;
+  // Pinned before it is looked at, so that no prune removes it while a build step runs in it.
+  HWIMG_TRY(cache.lease().pin(cache_entry::rootfs(manifest)));
+  if (is_complete(target, marker, expected)) {
+    mark_used(marker);
+    return target;
+  }
   HWIMG_TRY(with_context(util::make_private_directory(directory), "failed to open the cache " + cache.root().string()));
   HWIMG_TRY_ASSIGN(const auto lock, util::FileLock::acquire(cache.root() / "locks" / ("rootfs-" + manifest.hex())));
   if (is_complete(target, marker, expected)) return target;  // another build made it while this one waited

@@ -4,20 +4,10 @@
 
 #include "hwimg/image/documents.hpp"
 #include "hwimg/oci/annotations.hpp"
+#include "hwimg/util/byte_size.hpp"
 
 namespace hwimg::inspect {
 namespace {
-
-std::string human_size(std::int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  auto value = static_cast<double>(bytes);
-  std::size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(units)) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
-}
 
 nlohmann::json descriptor_json(const oci::Descriptor& d) {
   return {{"mediaType", d.media_type}, {"digest", d.digest.str()}, {"size", d.size}};
@@ -76,12 +66,12 @@ std::string render(const ImageView& view, Format format) {
     text += fmt::format("{:<32} {:<18} sha256:{:<13} {:>7} {:>11}\n",
                         v.manifest.annotation(oci::annotation::variant).value_or("-"),
                         v.manifest.platform ? v.manifest.platform->str() : "-", v.manifest.digest.short_hex(),
-                        v.layers.size(), human_size(total));
+                        v.layers.size(), util::format_byte_size(static_cast<std::uint64_t>(total)));
     for (const auto& [key, value] : v.manifest.annotations) {
       if (key != oci::annotation::variant) text += fmt::format("    {} = {}\n", key, value);
     }
     for (const auto& layer : v.layers) {
-      text += fmt::format("    layer sha256:{} {:>11}  {}\n", layer.digest.short_hex(), human_size(layer.size),
+      text += fmt::format("    layer sha256:{} {:>11}  {}\n", layer.digest.short_hex(), util::format_byte_size(static_cast<std::uint64_t>(layer.size)),
                           layer.media_type);
     }
   }

@@ -1,5 +1,5 @@
 #pragma once
-// Durations as people write them on a command line: "500ms", "60s", "10m", "1h" (a bare number
+// Durations as people write them on a command line: "500ms", "60s", "10m", "1h", "7d" (a bare number
 // is seconds).
 
 #include <chrono>

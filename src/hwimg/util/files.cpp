@@ -233,17 +233,58 @@ void remove_orphaned_temporaries(const fs::path& directory, std::string_view pre
   }
 }
 
-Result<FileLock> FileLock::acquire(const fs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+Result<void> remove_tree(const fs::path& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  if (!ec) return {};
+  // Open up every directory the tree's owner may not write or enter, then try again.
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    ::chmod(path.c_str(), (info.st_mode & 07777) | S_IRWXU);
+    std::error_code walk;
+    for (fs::recursive_directory_iterator it(path, walk), end; !walk && it != end; it.increment(walk)) {
+      if (::lstat(it->path().c_str(), &info) == 0 && S_ISDIR(info.st_mode) && (info.st_mode & S_IRWXU) != S_IRWXU) {
+        ::chmod(it->path().c_str(), (info.st_mode & 07777) | S_IRWXU);
+      }
+    }
+  }
+  fs::remove_all(path, ec);
+  if (ec) return fail("failed to remove {}: {}", path.string(), ec.message());
+  return {};
+}
+
+namespace {
+
+enum class LockWait { block, give_up };
+
+// The lock file opened and locked; an invalid descriptor when another holds a conflicting lock and
+// `wait` gives up.
+Result<UniqueFd> lock_file(const fs::path& path, LockMode mode, LockWait wait) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!fd.valid()) {
     return fail("failed to open lock file {}: {}", path.string(), errno_text(errno));
   }
-  while (::flock(fd.get(), LOCK_EX) != 0) {
+  const int operation = (mode == LockMode::shared ? LOCK_SH : LOCK_EX) | (wait == LockWait::block ? 0 : LOCK_NB);
+  while (::flock(fd.get(), operation) != 0) {
+    if (errno == EWOULDBLOCK && wait == LockWait::give_up) return UniqueFd();
     if (errno != EINTR) {
       return fail("failed to lock {}: {}", path.string(), errno_text(errno));
     }
   }
+  return fd;
+}
+
+}  // namespace
+
+Result<FileLock> FileLock::acquire(const fs::path& path, LockMode mode) {
+  HWIMG_TRY_ASSIGN(auto fd, lock_file(path, mode, LockWait::block));
   return FileLock(std::move(fd));
+}
+
+Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& path, LockMode mode) {
+  HWIMG_TRY_ASSIGN(auto fd, lock_file(path, mode, LockWait::give_up));
+  if (!fd.valid()) return std::optional<FileLock>();
+  return std::optional<FileLock>(FileLock(std::move(fd)));
 }
 
 Result<TempDir> TempDir::create(const fs::path& parent, std::string_view prefix) {

@@ -2,6 +2,7 @@
 // File helpers with the durability rules the layout store relies on.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -54,10 +55,20 @@ namespace fs = std::filesystem;
 // carries, right after `pid_marker`, the pid of a process that no longer exists.
 void remove_orphaned_temporaries(const fs::path& directory, std::string_view prefix, std::string_view pid_marker);
 
-// An exclusive advisory lock (flock) held for the object's lifetime.
+// Removes `path` and everything under it, not following links. Directories that their owner may
+// not write (an image's read-only /proc or /sys, unpacked without root) are made writable first.
+[[nodiscard]] Result<void> remove_tree(const fs::path& path);
+
+// An advisory lock (flock) held for the object's lifetime: exclusive, or shared with other shared
+// holders. The lock file is created (0600) when missing.
+enum class LockMode { exclusive, shared };
 class FileLock {
 public:
-  [[nodiscard]] static Result<FileLock> acquire(const fs::path& path);
+  // Waits until the lock is free.
+  [[nodiscard]] static Result<FileLock> acquire(const fs::path& path, LockMode mode = LockMode::exclusive);
+  // The lock, or nothing at once when another holds one that conflicts.
+  [[nodiscard]] static Result<std::optional<FileLock>> try_acquire(const fs::path& path,
+                                                                   LockMode mode = LockMode::exclusive);
 
 private:
   explicit FileLock(UniqueFd fd) : m_fd(std::move(fd)) {}
