@@ -86,6 +86,22 @@ for expected in "PATH=$PATH" LANG=C.UTF-8 LC_TIME=C.UTF-8 "SOURCE_DATE_EPOCH=$SO
   grep -qxF "$expected" <<<"$step_env" || fail "$expected is not in the host step's environment: $step_env"
 done
 
+step "what the recipe passes explicitly reaches the step: build.env (variables substituted) and build.pass_env"
+printf '%s\n' 'name: env' 'base: scratch' 'build:' '  run: env | sort > "${out}/env"' \
+  '  env: {CCACHE_MAXSIZE: "2G", TARGET_ID: "v-${variant}"}' '  pass_env: [PROXY_FOR_STEP, NOT_SET_ANYWHERE]' \
+  'layers:' '  - {from: "${out}", to: /env}' >"$WORK/env/env.yaml"
+unset NOT_SET_ANYWHERE
+PROXY_FOR_STEP=http://proxy.example:3128 HOST_ONLY=leaked "$HWIMG" build "$WORK/env/env.yaml" -o "$WORK/env/out" >/dev/null
+step_env=$(tar -xzOf "$(blob "$WORK/env/out" "$(layer_digests "$WORK/env/out" "latest-$VARIANT" | tail -1)")" env/env)
+for expected in CCACHE_MAXSIZE=2G "TARGET_ID=v-$VARIANT" PROXY_FOR_STEP=http://proxy.example:3128; do
+  grep -qxF "$expected" <<<"$step_env" || fail "$expected is not in the host step's environment: $step_env"
+done
+! grep -q '^HOST_ONLY=\|^NOT_SET_ANYWHERE=' <<<"$step_env" || fail "a variable the recipe did not pass reached the step"
+printf '%s\n' 'name: env' 'base: scratch' 'build:' '  run: "true"' '  env: {HWIMG_VARIANT: mine}' 'layers:' '  - {from: "${out}", to: /env}' >"$WORK/env/bad.yaml"
+set +e; bad=$("$HWIMG" build "$WORK/env/bad.yaml" -o "$WORK/env/bad" 2>&1); status=$?; set -e
+assert_eq 1 "$status" "exit status of a recipe that sets HWIMG_VARIANT"
+assert_contains "$bad" "bad.yaml:5:24: \"build.env\" may not set HWIMG_VARIANT" "its error"
+
 step "skopeo reads the layout"
 assert_eq "$MANIFEST_DIGEST" "$(skopeo inspect "oci:$BASE:base-$VARIANT" | jq -r .Digest)" "skopeo digest of the variant"
 RAW_SHA=$(skopeo inspect --raw "oci:$BASE:base" | sha256sum | cut -d' ' -f1)

@@ -131,3 +131,23 @@ TEST_CASE("a key with no value is reported at the key's own line, not at the nex
   CHECK(error_of("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nbuild:\n  run:\n") ==
         "r.yaml:5:3: \"run\" has no value");
 }
+
+TEST_CASE("build.env and build.pass_env: names the shell can export, never the ones hwimg sets") {
+  const auto r = parse_recipe("name: a\nbase: scratch\nbuild:\n  run: make\n  env: {CC: clang, FLAGS: \"${cpu.march}\"}\n"
+                              "  pass_env: [http_proxy, CCACHE_DIR]\nlayers:\n  - {from: x, to: /x}\n",
+                              "r.yaml");
+  REQUIRE_MESSAGE(r.has_value(), r.error().message);
+  REQUIRE(r->build->env.size() == 2);
+  CHECK(r->build->env[1].first == "FLAGS");
+  CHECK(r->build->env[1].second.value == "${cpu.march}");
+  REQUIRE(r->build->pass_env.size() == 2);
+  CHECK(r->build->pass_env[0].value == "http_proxy");
+  CHECK(r->build->pass_env[1].location.str() == "r.yaml:6:26");
+  CHECK(error_of("name: a\nbase: scratch\nbuild:\n  run: make\n  pass_env: [SOURCE_DATE_EPOCH]\nlayers:\n  - {from: x, to: /x}\n") ==
+        "r.yaml:5:14: \"build.pass_env\" may not set SOURCE_DATE_EPOCH: hwimg sets HWIMG_* and SOURCE_DATE_EPOCH for "
+        "each variant");
+  CHECK(error_of("name: a\nbase: scratch\nbuild:\n  run: make\n  env: {\"A-B\": x}\nlayers:\n  - {from: x, to: /x}\n") ==
+        "r.yaml:5:16: expected an environment variable name (letters, digits and _) in \"build.env\", got \"A-B\"");
+  CHECK(error_of("name: a\nbase: scratch\nbuild:\n  run: make\n  pass_env: [\"1X\"]\nlayers:\n  - {from: x, to: /x}\n") ==
+        "r.yaml:5:14: expected an environment variable name (letters, digits and _) in \"build.pass_env\", got \"1X\"");
+}

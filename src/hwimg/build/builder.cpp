@@ -206,7 +206,7 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
   // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
   util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
   const BuildSettings settings{request.compression, request.source_date_epoch, request.verbosity, request.output,
-                               request.base_layers, request.host_environment};
+                               request.base_layers, request.host_environment, request.invoking_environment};
   // Read once for the build cache; opened for writing only when the first variant is ready.
   const auto existing = oci::Layout::open(request.layout);
   const auto provide_layout = layout_on_first_use(request.layout);

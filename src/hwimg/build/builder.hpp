@@ -38,6 +38,8 @@ struct BuildRequest {
   oci::Platform host_platform;
   // The part of hwimg's environment a build step on the host gets (BuildSettings::host_environment).
   std::map<std::string, std::string> host_environment;
+  // hwimg's whole environment, of which steps get what build.pass_env names (BuildSettings).
+  std::map<std::string, std::string> invoking_environment;
 };
 
 struct BuildReport {

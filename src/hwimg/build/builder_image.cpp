@@ -86,7 +86,10 @@ Result<util::ProcessResult> BuilderImages::run_step(const VariantPlan& plan, con
   container.mounts = std::move(mounts);
   container.argv = {"/bin/sh", "-ec", step.run};
   container.working_directory = step.workdir;
-  container.environment = builder_environment(image.config.env, step.environment, settings.source_date_epoch);
+  // The image's Env, then what build.pass_env takes from hwimg's, then HWIMG_* and build.env.
+  auto step_environment = passed_environment(step.pass_env, settings);
+  for (const auto& [name, value] : step.environment) step_environment[name] = value;
+  container.environment = builder_environment(image.config.env, step_environment, settings.source_date_epoch);
   container.scratch = scratch.path();
   container.echo = settings.verbosity == Verbosity::verbose ? EchoOutput::yes : EchoOutput::no;
   return with_context(run_container_step(runner, container), context);

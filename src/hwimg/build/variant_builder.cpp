@@ -50,6 +50,7 @@ Result<void> run_build_step(const VariantPlan& plan, const BaseImage* builder, B
     // the recipe's commands unless the recipe passes it itself.
     spec.parent_environment = util::ParentEnvironment::none;
     spec.environment = settings.host_environment;
+    for (const auto& [name, value] : passed_environment(step.pass_env, settings)) spec.environment[name] = value;
     for (const auto& [name, value] : step.environment) spec.environment[name] = value;
     spec.environment["SOURCE_DATE_EPOCH"] = std::to_string(settings.source_date_epoch);
     spec.echo_output = settings.verbosity == Verbosity::verbose;
@@ -110,6 +111,17 @@ Result<void> check_layers(const VariantPlan& plan) {
 }
 
 }  // namespace
+
+std::map<std::string, std::string> passed_environment(const std::vector<std::string>& names,
+                                                      const BuildSettings& settings) {
+  std::map<std::string, std::string> passed;
+  for (const auto& name : names) {
+    if (const auto found = settings.invoking_environment.find(name); found != settings.invoking_environment.end()) {
+      passed.emplace(name, found->second);
+    }
+  }
+  return passed;
+}
 
 bool leaves_layers_remote(const BaseImage& base, const BuildSettings& settings) {
   return settings.base_layers == BaseLayers::left_in_registry && base.source &&

@@ -29,7 +29,13 @@ struct BuildSettings {
   // What a build step on the host gets of hwimg's environment (commands::host_step_environment):
   // the step's HWIMG_* variables and SOURCE_DATE_EPOCH are added, nothing else is inherited.
   std::map<std::string, std::string> host_environment;
+  // hwimg's whole environment, of which a step gets only what its recipe's build.pass_env names.
+  std::map<std::string, std::string> invoking_environment;
 };
+
+// The variables of `names` that `settings.invoking_environment` has, for build.pass_env.
+[[nodiscard]] std::map<std::string, std::string> passed_environment(const std::vector<std::string>& names,
+                                                                    const BuildSettings& settings);
 
 // Whether `base`'s layers stay out of the layout under `settings`.
 [[nodiscard]] bool leaves_layers_remote(const BaseImage& base, const BuildSettings& settings);

@@ -100,7 +100,11 @@ Result<VariantPlan> plan_variant(const recipe::Recipe& recipe, const matrix::Var
     step.workdir = recipe.resolve(workdir);
     step.run_location = recipe.build->run.location;
     step.workdir_location = recipe.build->workdir.location;
+    HWIMG_TRY_ASSIGN(const auto recipe_environment, planner.pairs(recipe.build->env));
+    // HWIMG_* win: the recipe parser refuses them in build.env, and CUDA_HOME is the variant's.
+    for (const auto& [name, value] : recipe_environment) environment.emplace(name, value);
     step.environment = std::move(environment);
+    for (const auto& name : recipe.build->pass_env) step.pass_env.push_back(name.value);
     step.workdir_in_build_output = is_under(step.workdir, out);
     if (const auto& image = recipe.build->image) {
       HWIMG_TRY_ASSIGN(step.image_text, planner.text(*image));

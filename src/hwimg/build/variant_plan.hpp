@@ -21,7 +21,9 @@ struct BuildStepPlan {
   std::filesystem::path workdir;  // absolute
   recipe::SourceLocation run_location;
   recipe::SourceLocation workdir_location;
-  std::map<std::string, std::string> environment;  // HWIMG_* (and CUDA_HOME), added to hwimg's own
+  // HWIMG_* (and CUDA_HOME) and the recipe's build.env; over the host's or the image's own.
+  std::map<std::string, std::string> environment;
+  std::vector<std::string> pass_env;  // build.pass_env: taken from hwimg's environment where set
   bool workdir_in_build_output = false;            // under ${out}
   // The builder image the step runs in (docs/recipe.md#build-image); nullopt: on the host.
   std::optional<image::ImageReference> image;

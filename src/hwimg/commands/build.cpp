@@ -57,6 +57,7 @@ Result<int> run_build(BuildArguments arguments) {
   HWIMG_TRY_ASSIGN(request.source_date_epoch, source_date_epoch());
   request.expand.cuda_root = cuda_root();
   request.host_environment = host_step_environment();
+  request.invoking_environment = process_environment();
   request.images.registry = client_options(arguments.registry, output);
   // Absolute once: a builder image's root filesystem in the cache is handed to runc or bwrap, which
   // do not run in this working directory (a relative --cache failed there).

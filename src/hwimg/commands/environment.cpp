@@ -45,6 +45,16 @@ std::map<std::string, std::string> host_step_environment() {
   return result;
 }
 
+std::map<std::string, std::string> process_environment() {
+  std::map<std::string, std::string> result;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const auto equals = text.find('=');
+    if (equals != std::string_view::npos) result.emplace(text.substr(0, equals), text.substr(equals + 1));
+  }
+  return result;
+}
+
 Result<probe::ProbeOptions> probe_options() {
   probe::ProbeOptions options;
   if (const char* value = environment("HWIMG_PROC_ROOT"); value != nullptr && *value != '\0') {

@@ -37,6 +37,9 @@ namespace hwimg::commands {
 // TMPDIR, TZ, LANG, LANGUAGE and every LC_* that is set; nothing else (no credentials).
 [[nodiscard]] std::map<std::string, std::string> host_step_environment();
 
+// Every variable of hwimg's environment, for a recipe's build.pass_env to pick from.
+[[nodiscard]] std::map<std::string, std::string> process_environment();
+
 // The variable's value; nullopt when it is not set.
 [[nodiscard]] std::optional<std::string> variable(const char* name);
 

@@ -1,5 +1,8 @@
 #include "hwimg/recipe/recipe.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include "hwimg/recipe/detail/yaml_reader.hpp"
 #include "hwimg/util/files.hpp"
 
@@ -32,6 +35,29 @@ Result<ConfigSpec> parse_config(const YAML::Node& node, const std::filesystem::p
     }
   }
   return config;
+}
+
+// A name the shell can export, and not one hwimg sets for each variant itself.
+Result<void> check_variable_name(const std::string& name, const SourceLocation& location, std::string_view key) {
+  const bool valid = !name.empty() && (std::isdigit(static_cast<unsigned char>(name[0])) == 0) &&
+                     std::all_of(name.begin(), name.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+                     });
+  if (!valid) {
+    return fail("{}: expected an environment variable name (letters, digits and _) in \"{}\", got \"{}\"",
+                location.str(), key, name);
+  }
+  if (name.starts_with("HWIMG_") || name == "SOURCE_DATE_EPOCH") {
+    return fail("{}: \"{}\" may not set {}: hwimg sets HWIMG_* and SOURCE_DATE_EPOCH for each variant",
+                location.str(), key, name);
+  }
+  return {};
+}
+
+Result<void> check_step_environment(const BuildSpec& build) {
+  for (const auto& [name, value] : build.env) HWIMG_TRY(check_variable_name(name, value.location, "build.env"));
+  for (const auto& name : build.pass_env) HWIMG_TRY(check_variable_name(name.value, name.location, "build.pass_env"));
+  return {};
 }
 
 Result<std::vector<LayerSpec>> parse_layers(const YAML::Node& node, const std::filesystem::path& file) {
@@ -89,7 +115,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& 
       else recipe.matrix = std::move(text_value);
     } else if (key == "build") {
       HWIMG_TRY(yaml::expect_map(value, "build", path));
-      HWIMG_TRY(yaml::check_keys(value, {"image", "workdir", "run"}, "build", path));
+      HWIMG_TRY(yaml::check_keys(value, {"image", "workdir", "run", "env", "pass_env"}, "build", path));
       if (!value["run"]) {
         return fail("{}: missing key \"run\" in build (the shell commands to run)", yaml::location_of(value, path).str());
       }
@@ -106,6 +132,13 @@ Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& 
                       build.image->location.str());
         }
       }
+      if (value["env"]) {
+        HWIMG_TRY_ASSIGN(build.env, yaml::scalar_map(value["env"], "build.env", path));
+      }
+      if (value["pass_env"]) {
+        HWIMG_TRY_ASSIGN(build.pass_env, yaml::scalar_list(value["pass_env"], "build.pass_env", path));
+      }
+      HWIMG_TRY(check_step_environment(build));
       recipe.build = std::move(build);
     } else if (key == "layers") {
       HWIMG_TRY_ASSIGN(recipe.layers, parse_layers(value, path));

@@ -37,6 +37,8 @@ struct BuildSpec {
   LocatedString run;
   // The image whose root filesystem the step runs in (docs/recipe.md#build-image); none: the host.
   std::optional<LocatedString> image;
+  LocatedMap env;                      // set for the step, variables substituted
+  std::vector<LocatedString> pass_env;  // names passed from hwimg's own environment when set there
 };
 
 struct ConfigSpec {
