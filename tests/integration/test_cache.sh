@@ -47,6 +47,27 @@ assert_eq "$(skopeo inspect --raw --cert-dir "$certs" --creds "hwimg:$password" 
   "the index pushed to both repositories"
 assert_eq "$one false" "$(staging_entries)" "staging layouts (one, for the recipe, not in use)"
 
+step "a changed recipe's staging layout keeps only what its latest build uses"
+staged() { find "$cache/staging" -path '*/blobs/sha256/*' -type f -printf '%f\n' | sort; }
+before=$(staged)
+sed -i 's/head -c 200000/head -c 200001/' "$TEST_TMP/one/recipe.yaml"
+hw_ok build "$TEST_TMP/one/recipe.yaml" --push "$reg/a/one:1.1" "${only[@]}" --cache "$cache" "${tls[@]}"
+assert_eq 0 "$(grep -c '(unchanged)' <<<"$OUT" || true)" "variants reused after the recipe changed"
+staging_dir=$(dirname "$(find "$cache/staging" -name oci-layout)")
+reachable=$( (index=$(jq -r '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == "1.1") | .digest' \
+  "$staging_dir/index.json"); echo "${index#sha256:}"
+  for m in $(jq -r '.manifests[].digest' "$staging_dir/blobs/sha256/${index#sha256:}"); do
+    echo "${m#sha256:}"; jq -r '.config.digest, .layers[].digest' "$staging_dir/blobs/sha256/${m#sha256:}" | sed 's/^sha256://'
+  done) | sort -u)
+assert_eq "$reachable" "$(staged)" "blobs in the staging layout: exactly what tag 1.1 uses"
+assert_eq "1.1 1.1-cpu-x86-64-v1 1.1-cpu-x86-64-v2" \
+  "$(jq -r '[.manifests[].annotations["org.opencontainers.image.ref.name"]] | sort | join(" ")' "$staging_dir/index.json")" \
+  "tags in the staging layout"
+assert_eq 2 "$(find "$staging_dir/.hwimg/cache" -name '*.json' | wc -l)" "build cache entries in the staging layout"
+[ -n "$(comm -23 <(echo "$before") <(staged))" ] || fail "no blob of the earlier build left the staging layout"
+hw_ok build "$TEST_TMP/one/recipe.yaml" --push "$reg/b/one:1.1" "${only[@]}" --cache "$cache" "${tls[@]}"
+assert_eq 2 "$(grep -c '(unchanged)' <<<"$OUT" || true)" "variants reused after the trim"
+
 step "cache ls lists the staging layout with its recipe, the total and the cap"
 hw_ok cache ls --cache "$cache"
 assert_contains "$OUT" "$one" "cache ls"

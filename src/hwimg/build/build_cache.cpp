@@ -106,6 +106,21 @@ std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std:
   return BuiltVariant{variant->value_or(""), manifest_descriptor, true};
 }
 
+void forget_variants_except(const oci::Layout& layout, const std::set<oci::Digest>& kept) {
+  std::error_code ec;
+  const auto directory = layout.state_directory() / "cache";
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".json") continue;
+    const auto text = util::read_regular_file(it->path(), oci::max_manifest_size);
+    const auto entry = text ? util::json::parse_object(*text) : std::nullopt;
+    const auto index = entry && entry->contains("index") ? oci::parse_index((*entry)["index"].dump())
+                                                         : Result<oci::Index>(fail("no index"));
+    if (index && index->manifests.size() == 1 && kept.contains(index->manifests.front().digest)) continue;
+    std::error_code ignored;
+    fs::remove(it->path(), ignored);
+  }
+}
+
 Result<void> remember_variant(const oci::Layout& layout, const std::string& key, const BuiltVariant& variant) {
   HWIMG_TRY(util::make_directories(layout.state_directory() / "cache"));
   oci::Index holder;

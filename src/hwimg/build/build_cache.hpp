@@ -29,6 +29,9 @@ inline constexpr std::string_view scratch_prefix = "hwimg-build-";
 [[nodiscard]] std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std::string& key,
                                                          const std::set<oci::Digest>& remote = {});
 
+// Forgets every remembered variant whose manifest is not in `kept` (their blobs are going).
+void forget_variants_except(const oci::Layout& layout, const std::set<oci::Digest>& kept);
+
 [[nodiscard]] Result<void> remember_variant(const oci::Layout& layout, const std::string& key,
                                             const BuiltVariant& variant);
 

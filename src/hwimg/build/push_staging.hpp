@@ -22,8 +22,10 @@ public:
 
   [[nodiscard]] const std::filesystem::path& layout() const { return m_layout; }
 
-  // Marks the layout used now, the time its least recently used order goes by.
-  void built() const;
+  // After a build of `tag`: drops what that build does not use (other tags, the blobs only they
+  // used, build cache entries naming them) and marks the layout used now. Every build of the
+  // recipe reuses its staging layout, which would otherwise keep each change's variants for good.
+  [[nodiscard]] Result<void> keep_only(const std::string& tag) const;
 
 private:
   PushStaging(std::filesystem::path layout, util::FileLock lock) : m_layout(std::move(layout)), m_lock(std::move(lock)) {}

@@ -93,7 +93,7 @@ Result<int> run_build(BuildArguments arguments) {
   HWIMG_TRY_ASSIGN(const auto cpu, probe::probe_host_cpu(probe));
   request.host_platform = build::host_platform(cpu.arch, cpu.level);
   HWIMG_TRY_ASSIGN(const auto report, build::build_recipe(request));
-  if (staging) staging->built();
+  if (staging) HWIMG_TRY(staging->keep_only(request.tag));
   std::optional<registry::PushSummary> pushed;
   if (push) {
     HWIMG_TRY_ASSIGN(pushed, push_build(request, report, *push, request.images.registry, arguments.compat));
