@@ -4,8 +4,8 @@
 # headers from 127.0.0.2 and the upstream (serve_chaos.py in front of Debian's registry) is
 # killed and started again, stalls, answers garbage, oversized manifests and wrong digests. The
 # mirror stays up, never answers a wrong digest, /healthz answers 200 within 1 s throughout, the
-# slow clients are cut at the header deadline, and pulls work again within 10 s of the upstream's
-# return.
+# slow clients are cut at the header deadline, pulls work again within 10 s of the upstream's
+# return, and SIGTERM ends it within 5 s even while a pull waits on a stalled upstream.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -162,6 +162,25 @@ echo "  hwimg serve: $(grep -E '^(VmRSS|VmHWM)' "/proc/$serve_pid/status" | tr -
 fetch "http://$mirror/metrics"
 grep -E '^hwimg_serve_(busy_total|header_timeouts_total|connections)' "$BODY_FILE" | sed 's/^/  /'
 
-step "a stop after the chaos"
-stop_serve
+step "SIGTERM while a pull waits on a stalled upstream: serve exits 0 within 5 s"
+# The fetch waited for the registry client's stall timeout (60 s) before: 58 s to stop.
+echo stall > "$mode"
+curl -s -o /dev/null --max-time 30 "http://$mirror/v2/chaos/app/blobs/$big_blob" &
+stalled_pull=$!
+add_cleanup "kill $stalled_pull 2>/dev/null"
+sleep 3
+kill -0 "$stalled_pull" || fail "the pull did not wait on the stalled upstream"
+kill -TERM "$serve_pid"
+stopped_at=$EPOCHREALTIME
+(sleep 5; kill -9 "$serve_pid" 2>/dev/null) &
+watchdog=$!
+status=0
+wait "$serve_pid" || status=$?
+kill "$watchdog" 2>/dev/null || true
+took=$(awk -v a="$stopped_at" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+[ "$status" != 137 ] || fail "hwimg serve still ran 5 s after SIGTERM (killed): $(tail -3 "$SERVE_LOG")"
+assert_eq 0 "$status" "hwimg serve's exit status after SIGTERM"
+echo "  stopped $took s after SIGTERM"
+echo pass > "$mode"
+wait "$stalled_pull" 2>/dev/null || true
 echo PASS

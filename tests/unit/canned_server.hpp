@@ -2,9 +2,12 @@
 // A canned HTTP/1.1 server on 127.0.0.1 for unit tests of the transport and the client: it answers
 // each request with the next canned answer and records what it was asked.
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -63,8 +66,23 @@ public:
   [[nodiscard]] std::string address() const { return "127.0.0.1:" + std::to_string(m_port); }
   [[nodiscard]] int connections() const { return m_connections; }
   [[nodiscard]] std::vector<std::string> requests() const { return m_requests; }
+  // The body of each request (by its Content-Length), in the order of requests().
+  [[nodiscard]] std::vector<std::string> bodies() const { return m_bodies; }
 
 private:
+  static std::size_t content_length(std::string_view header) {
+    for (std::size_t at = header.find("\r\n"); at != std::string_view::npos; at = header.find("\r\n", at + 2)) {
+      const auto line = header.substr(at + 2, header.find("\r\n", at + 2) - at - 2);
+      constexpr std::string_view name = "content-length:";
+      if (line.size() > name.size() && std::equal(name.begin(), name.end(), line.begin(), [](char a, char b) {
+            return a == std::tolower(static_cast<unsigned char>(b));
+          })) {
+        return std::stoul(std::string(line.substr(name.size())));
+      }
+    }
+    return 0;
+  }
+
   void serve() {
     std::size_t next = 0;
     while (next < m_answers.size()) {
@@ -83,7 +101,15 @@ private:
         const auto end = buffer.find("\r\n\r\n");
         if (end == std::string::npos) break;
         m_requests.push_back(buffer.substr(0, end));
+        const auto length = content_length(m_requests.back());
         buffer.erase(0, end + 4);
+        while (buffer.size() < length) {
+          const auto n = ::recv(fd.get(), chunk, sizeof chunk, 0);
+          if (n <= 0) break;
+          buffer.append(chunk, static_cast<std::size_t>(n));
+        }
+        m_bodies.push_back(buffer.substr(0, length));
+        buffer.erase(0, length);
         const auto& answer = m_answers[next++];
         [[maybe_unused]] const auto sent = ::send(fd.get(), answer.text.data(), answer.text.size(), MSG_NOSIGNAL);
         if (answer.close) break;
@@ -97,6 +123,7 @@ private:
   std::thread m_thread;
   std::atomic<int> m_connections{0};
   std::vector<std::string> m_requests;
+  std::vector<std::string> m_bodies;
 };
 
 // A client that speaks plain HTTP to a CannedServer.

@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "canned_server.hpp"
 #include "hwimg/oci/documents.hpp"
@@ -183,4 +185,31 @@ TEST_CASE("canned registry: delete by digest, and a registry's refusal with its 
   const auto requests = server.requests();
   REQUIRE(requests.size() == 2);
   CHECK(requests[0].starts_with(fmt::format("DELETE /v2/a/manifests/{} HTTP/1.1\r\n", digest.str())));
+}
+
+TEST_CASE("canned registry: a streamed body is read at most 256 KiB (and a piece) ahead of its reader") {
+  // 16 MiB sent at once, far more than the sockets hold: the transport could read as far ahead as
+  // it liked (serve relaying a blob to a slow node held ~1.6 MiB per stream this way).
+  const std::string body(std::size_t{16} << 20, 'b');
+  test::CannedServer server({{fmt::format("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.size()) + body}});
+  auto client = test::canned_client();
+  const auto repository = parse_reference(server.address() + "/app").value();
+  const auto answer = client.open_stream(repository, ReadMethod::get, "blobs/sha256:" + std::string(64, '0'), {});
+  REQUIRE_MESSAGE(answer, answer.error().message);
+  REQUIRE(answer->streamed);
+  std::size_t received = 0;
+  std::size_t most = 0;
+  for (int pieces = 0;; ++pieces) {
+    // A reader busy elsewhere now and then, while the sender fills the sockets.
+    if (pieces % 32 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto piece = client.next_chunk();
+    REQUIRE_MESSAGE(piece, piece.error().message);
+    if (!*piece) break;
+    received += (*piece)->size();
+    most = std::max(most, client.read_ahead() + (*piece)->size());
+  }
+  CHECK(received == body.size());
+  CHECK(client.read_ahead() == 0);
+  // libcurl hands over at most 16 KiB at a time (CURL_MAX_WRITE_SIZE).
+  CHECK(most <= (256 + 16) * 1024);
 }

@@ -1,8 +1,10 @@
 // The transport (libcurl) against canned servers on 127.0.0.1, plain and TLS: bodies by length,
 // chunked and to the end of the connection; HEAD; kept-alive connections reused; a body cut short;
 // one over the limit; redirects and the https -> http rule; streamed bodies; the connection limit;
-// TLS sessions resumed.
+// TLS sessions resumed; exchanges cancelled from another thread.
 
+#include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,7 +114,7 @@ TEST_CASE("a streamed body reaches the reader as it comes; an error answer is co
     request.on_response_start = [](const Response& r) { return r.status == 200; };
     request.on_body_data = [&](std::string_view data) {
       streamed += data;
-      return true;
+      return BodyIntake::taken;
     };
   };
   Request found{Method::get, server.url("/found")};
@@ -218,4 +220,61 @@ TEST_CASE("a redirect from HTTPS to plain HTTP is followed only to this machine"
     REQUIRE(requests.size() == 1);
     CHECK(requests[0].find("Authorization") == std::string::npos);  // another origin
   }
+}
+
+TEST_CASE("a cancellation from another thread ends a stalled exchange at once, not at the stall timeout") {
+  // A server that takes the request and never answers.
+  std::uint16_t port = 0;
+  const auto listener = test::listen_on_loopback(port);
+  const auto cancellation = std::make_shared<Cancellation>();
+  TransportOptions options;
+  options.cancellation = cancellation;
+  auto transport = Transport::create(options).value();
+  const auto started = std::chrono::steady_clock::now();
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancellation->cut_stalled(std::chrono::milliseconds(500));
+  });
+  const auto answer = exchange(transport, Request{Method::get, "http://127.0.0.1:" + std::to_string(port) + "/v2/"});
+  stopper.join();
+  const auto took = std::chrono::steady_clock::now() - started;
+  CHECK(answer.failure == TransportFailure::cancelled);
+  CHECK(answer.error == "cancelled: the program is stopping, and nothing moved for 500 ms");
+  // Nothing moved since the request went: cut at the first look after the cut (at most 1 s apart).
+  CHECK(took < std::chrono::milliseconds(2500));
+  CHECK(took >= std::chrono::milliseconds(300));
+}
+
+TEST_CASE("a cancellation spares an exchange that moves, until its limit is zero") {
+  // A body that trickles a byte every 100 ms, for 3 s.
+  std::uint16_t port = 0;
+  const auto listener = test::listen_on_loopback(port);
+  std::thread server([&] {
+    const util::UniqueFd connection(::accept(listener.get(), nullptr, nullptr));
+    if (!connection.valid()) return;
+    char request[4096];
+    [[maybe_unused]] const auto got = ::recv(connection.get(), request, sizeof request, 0);
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 30\r\n\r\n";
+    if (::send(connection.get(), head.data(), head.size(), MSG_NOSIGNAL) < 0) return;
+    for (int i = 0; i < 30; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (::send(connection.get(), "x", 1, MSG_NOSIGNAL) < 0) return;
+    }
+  });
+  const auto cancellation = std::make_shared<Cancellation>();
+  cancellation->cut_stalled(std::chrono::milliseconds(700));
+  TransportOptions options;
+  options.cancellation = cancellation;
+  auto transport = Transport::create(options).value();
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    cancellation->cut_stalled(std::chrono::milliseconds(0));
+  });
+  const auto answer = exchange(transport, Request{Method::get, "http://127.0.0.1:" + std::to_string(port) + "/v2/"});
+  stopper.join();
+  server.join();
+  CHECK(answer.failure == TransportFailure::cancelled);
+  CHECK(answer.error == "cancelled: the program is stopping");
+  // It went on past its 700 ms limit while bytes came (about 15 of them by the cut).
+  CHECK(answer.body.size() >= 5);
 }

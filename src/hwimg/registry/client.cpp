@@ -32,9 +32,16 @@ Request manifest_request(const Reference& ref) {
 
 }  // namespace
 
+// A stream's transfer pauses once this much of its body waits for next_chunk(): the rest stays in
+// the socket, so that a reader slower than the sender (serve relaying to a slow node) slows the
+// sender instead of filling memory (docs/compatibility.md#registry-api).
+constexpr std::size_t max_read_ahead = 256 * 1024;
+
 // The body of an open stream as it arrives, and how its exchange ended.
 struct StreamState {
   std::deque<std::string> chunks;
+  std::size_t queued = 0;                 // bytes in `chunks`
+  bool abandoned = false;                 // another stream was opened: this one's transfer ends
   std::optional<Response> started;        // status and headers once a streamed body begins
   std::optional<Result<Response>> end;  // set when the exchange is over
 };
@@ -327,6 +334,7 @@ Result<Response> Client::open_stream(const Reference& ref, ReadMethod method, st
   const auto what = fmt::format("read {}/{}", ref.name(), path);
   HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   auto state = std::make_shared<StreamState>();
+  if (m_impl->stream) m_impl->stream->abandoned = true;
   m_impl->stream = state;
   auto request = read_request(ref, method, path, headers);
   request.on_response_start = [state](const Response& r) {
@@ -337,9 +345,11 @@ Result<Response> Client::open_stream(const Reference& ref, ReadMethod method, st
   };
   request.on_body_data = [weak = std::weak_ptr<StreamState>(state)](std::string_view data) {
     const auto alive = weak.lock();
-    if (!alive) return false;
+    if (!alive || alive->abandoned) return BodyIntake::stop;
+    if (alive->queued >= max_read_ahead) return BodyIntake::full;
     alive->chunks.emplace_back(data);
-    return true;
+    alive->queued += data.size();
+    return BodyIntake::taken;
   };
   const auto authorization = m_impl->authorize(request, Authorization::session_or_challenge);
   // Never retried: a body already passed on cannot be taken back.
@@ -356,16 +366,24 @@ Result<Response> Client::open_stream(const Reference& ref, ReadMethod method, st
 Result<std::optional<std::string>> Client::next_chunk() {
   const auto state = m_impl->stream;
   if (!state) return std::optional<std::string>();
-  HWIMG_TRY(m_impl->session->transport().run_until([&] { return !state->chunks.empty() || state->end; }));
+  auto& transport = m_impl->session->transport();
+  // Read on only once everything read ahead was taken (a piece held back may arrive right here).
+  if (state->chunks.empty()) transport.resume_bodies();
+  HWIMG_TRY(transport.run_until([&] { return !state->chunks.empty() || state->end; }));
   if (!state->chunks.empty()) {
     auto chunk = std::move(state->chunks.front());
     state->chunks.pop_front();
+    state->queued -= chunk.size();
     return std::optional<std::string>(std::move(chunk));
   }
   if (!state->end) return fail("failed to read a streamed body: the exchange stopped");
   if (!*state->end) return std::unexpected(state->end->error());
   if (!(*state->end)->ok()) return fail("failed to read a streamed body: {}", describe(**state->end));
   return std::optional<std::string>();
+}
+
+std::size_t Client::read_ahead() const {
+  return m_impl->stream ? m_impl->stream->queued : 0;
 }
 
 }  // namespace hwimg::registry

@@ -133,6 +133,9 @@ public:
                                            const std::vector<std::string>& headers);
   // The next piece of the streamed body; nullopt at its end; an error when the transfer broke.
   [[nodiscard]] Result<std::optional<std::string>> next_chunk();
+  // Bytes of the streamed body received and not yet taken by next_chunk(): at most 256 KiB and a
+  // piece, whatever the reader's pace.
+  [[nodiscard]] std::size_t read_ahead() const;
 
   // GET of a blob, its body handed to `on_piece` as it arrives and checked against `digest` (and
   // `size`, when known) by a VerifiedStream: the last piece only once the whole body matched.

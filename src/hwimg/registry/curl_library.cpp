@@ -39,6 +39,7 @@ Result<void> bind(const util::SharedLibrary& library, CurlLibrary& curl) {
   all &= library.bind(curl.easy_setopt, "curl_easy_setopt");
   all &= library.bind(curl.easy_getinfo, "curl_easy_getinfo");
   all &= library.bind(curl.easy_strerror, "curl_easy_strerror");
+  all &= library.bind(curl.easy_pause, "curl_easy_pause");
   all &= library.bind(curl.multi_init, "curl_multi_init");
   all &= library.bind(curl.multi_cleanup, "curl_multi_cleanup");
   all &= library.bind(curl.multi_setopt, "curl_multi_setopt");

@@ -35,8 +35,15 @@ struct Transport::State {
   std::list<Transfer> transfers;
   std::multimap<Clock::time_point, std::function<void()>> timers;
   std::uint64_t exchanges = 0;
+  Clock::time_point last_finished;  // an exchange ended: what follows (a retry) counts from there
 
   void submit(Request request, std::function<void(Response)> done, int redirects = 0);
+  // Ends `t` (out of its pool) with libcurl's `code`: its response filled in, its redirect
+  // followed, or its `done` called.
+  void finish(Transfer& t, CURLcode code);
+  // Ends every exchange and runs every timer now when the cancellation's limit passed with
+  // nothing moving since `waited_since`; whatever they start meets the same test at the next turn.
+  void cancel_if_stalled(Clock::time_point waited_since);
   // Follows a redirect of a finished exchange; false when it is not one to follow.
   bool follow_redirect(Transfer& t);
   // Runs the transfers as far as they go; calls `done` of the finished ones.
@@ -100,6 +107,7 @@ void Transport::State::submit(Request request, std::function<void(Response)> don
   t.done = std::move(done);
   t.redirects = redirects;
   t.started = Clock::now();
+  t.moved = t.started;
   t.response.url = t.request.url;
   t.multi = t.request.channel == Channel::bulk ? bulk.get() : multi.get();
   auto prepared = prepare_transfer(t, options);
@@ -147,17 +155,44 @@ Result<std::size_t> Transport::State::step() {
       finished.emplace_back(t, message->data.result);
     }
   }
-  for (auto [t, code] : finished) {
-    curl().multi_remove_handle(t->multi, t->easy.get());
-    complete_transfer(*t, code);
-    log(*t);
-    const bool followed = follow_redirect(*t);
-    auto done = std::move(t->done);
-    auto response = std::move(t->response);
-    transfers.remove_if([t](const Transfer& x) { return &x == t; });
-    if (!followed) done(std::move(response));
-  }
+  for (auto [t, code] : finished) finish(*t, code);
   return finished.size();
+}
+
+void Transport::State::finish(Transfer& t, CURLcode code) {
+  curl().multi_remove_handle(t.multi, t.easy.get());
+  complete_transfer(t, code);
+  log(t);
+  last_finished = Clock::now();
+  const bool followed = follow_redirect(t);
+  auto done = std::move(t.done);
+  auto response = std::move(t.response);
+  transfers.remove_if([&t](const Transfer& x) { return &x == &t; });
+  if (!followed) done(std::move(response));
+}
+
+void Transport::State::cancel_if_stalled(Clock::time_point waited_since) {
+  const auto limit = options.cancellation ? options.cancellation->stall_limit() : std::nullopt;
+  if (!limit) return;
+  auto moved = std::max(waited_since, last_finished);
+  for (const auto& t : transfers) moved = std::max(moved, t.moved);
+  if (Clock::now() - moved < *limit) return;
+  // Their `done` may start exchanges (a redirect is not followed, a cancelled one not retried).
+  auto cancelled = std::move(transfers);
+  transfers.clear();
+  for (auto& t : cancelled) {
+    curl().multi_remove_handle(t.multi, t.easy.get());
+    t.response.failure = TransportFailure::cancelled;
+    t.response.error = "cancelled: the program is stopping";
+    if (limit->count() != 0) t.response.error += fmt::format(", and nothing moved for {} ms", limit->count());
+    log(t);
+    t.done(std::move(t.response));
+  }
+  // A waiting retry's `done` must be called too: a token fetch left unanswered would keep every
+  // request for its scope waiting.
+  auto due = std::move(timers);
+  timers.clear();
+  for (auto& [when, action] : due) action();
 }
 
 Result<void> Transport::State::wait(int wait_ms) {
@@ -223,7 +258,11 @@ Result<void> Transport::run() {
 
 Result<void> Transport::run_until(const std::function<bool()>& stop) {
   auto& s = *m_state;
+  // A body paused for its reader, or a reader busy elsewhere, is no stall of the exchange.
+  const auto entered = Clock::now();
   while ((!s.transfers.empty() || !s.timers.empty()) && !stop()) {
+    s.cancel_if_stalled(entered);
+    if (stop() || (s.transfers.empty() && s.timers.empty())) break;
     std::size_t finished = 0;
     if (!s.transfers.empty()) {
       HWIMG_TRY_ASSIGN(finished, s.step());
@@ -247,6 +286,19 @@ Result<void> Transport::run_until(const std::function<bool()>& stop) {
     }
   }
   return {};
+}
+
+void Transport::resume_bodies() {
+  auto& s = *m_state;
+  std::vector<Transfer*> paused;
+  for (auto& t : s.transfers) {
+    if (t.paused) paused.push_back(&t);
+  }
+  for (auto* t : paused) {
+    // Unpaused first: on_write may run inside curl_easy_pause and pause it again.
+    t->paused = false;
+    if (const auto code = curl().easy_pause(t->easy.get(), CURLPAUSE_CONT); code != CURLE_OK) s.finish(*t, code);
+  }
 }
 
 }  // namespace hwimg::registry

@@ -3,7 +3,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+
+#include "hwimg/registry/cancellation.hpp"
 
 #include "hwimg/util/output.hpp"
 
@@ -23,6 +26,8 @@ struct ClientOptions {
   unsigned max_attempts = 8;                // per request (or per blob upload) on transient failures
   // Push progress (status), retries and every exchange (log, secrets redacted).
   util::Output* output = &util::null_output();
+  // Shared by every client of a program that stops them from another thread (serve); null: none.
+  std::shared_ptr<const Cancellation> cancellation;
 };
 
 }  // namespace hwimg::registry

@@ -44,6 +44,7 @@ std::string describe(const Response& r) {
     case TransportFailure::timeout: return "timed out: " + r.error;
     case TransportFailure::truncated: return "the connection closed before the whole response arrived";
     case TransportFailure::too_large:
+    case TransportFailure::cancelled:
     case TransportFailure::other: return r.error;
   }
   auto out = fmt::format("HTTP {}", r.status);

@@ -22,6 +22,7 @@ enum class TransportFailure {
   timeout,
   truncated,     // the connection closed in the middle of the body
   too_large,     // the body exceeded max_response_body
+  cancelled,     // ended by a registry::Cancellation (the program stops): never retried
   other,
 };
 

@@ -51,6 +51,7 @@ Result<std::unique_ptr<Session>> Session::create(ClientOptions options) {
   transport_options.ca_file = options.ca_file;
   transport_options.verify_tls = !options.insecure;
   transport_options.output = options.output;
+  transport_options.cancellation = options.cancellation;
   // The -j upload connections (HTTP/1.1) plus one multiplexed HTTP/2 connection and a spare.
   transport_options.max_host_connections = static_cast<long>(options.jobs) + 2;
   HWIMG_TRY_ASSIGN(auto transport, Transport::create(transport_options));
@@ -92,9 +93,10 @@ namespace {
 // nginx's "400 The plain HTTP request was sent to HTTPS port", or a closed connection.
 bool speaks_tls(const Response& response) {
   // No connection, or no answer in time, says nothing about the scheme: a plain registry that is
-  // down must not be taken for a TLS one for good (issue 23 F7).
+  // down must not be taken for a TLS one for good (issue 23 F7); nor does an exchange cancelled.
   if (!response.ok()) {
-    return response.failure != TransportFailure::timeout && response.failure != TransportFailure::unreachable;
+    return response.failure != TransportFailure::timeout && response.failure != TransportFailure::unreachable &&
+           response.failure != TransportFailure::cancelled;
   }
   // A HEAD answer has no body to read the reason from.
   return response.status == 400 &&

@@ -36,13 +36,22 @@ TransportFailure classify(CURLcode code) {
 std::size_t on_write(char* data, std::size_t size, std::size_t count, void* user) {
   auto& t = *static_cast<Transfer*>(user);
   const std::size_t n = size * count;
+  t.moved = std::chrono::steady_clock::now();
   if (!t.body_started) {
     t.body_started = true;
     curl().easy_getinfo(t.easy.get(), CURLINFO_RESPONSE_CODE, &t.response.status);
     t.streaming = t.request.on_response_start && t.request.on_response_start(t.response);
   }
   if (t.streaming) {
-    if (t.request.on_body_data(std::string_view(data, n))) return n;
+    switch (t.request.on_body_data(std::string_view(data, n))) {
+      case BodyIntake::taken: return n;
+      case BodyIntake::full:
+        // libcurl keeps this piece and reads nothing more of the exchange until it is unpaused
+        // (docs/compatibility.md#registry-api).
+        t.paused = true;
+        return CURL_WRITEFUNC_PAUSE;
+      case BodyIntake::stop: break;
+    }
     t.open_error = "the reader stopped reading";
     return 0;
   }
@@ -56,6 +65,7 @@ std::size_t on_write(char* data, std::size_t size, std::size_t count, void* user
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
   auto& t = *static_cast<Transfer*>(user);
   const std::size_t n = size * count;
+  t.moved = std::chrono::steady_clock::now();
   const std::string_view line(data, n);
   if (line.starts_with("HTTP/")) {
     t.response.headers.clear();  // a new response (after 100 Continue)
@@ -110,10 +120,12 @@ std::size_t on_read(char* buffer, std::size_t size, std::size_t count, void* use
     const std::size_t n = std::min(capacity, t.request.body.size() - t.memory_position);
     std::copy_n(t.request.body.data() + t.memory_position, n, buffer);
     t.memory_position += n;
+    if (n != 0) t.moved = std::chrono::steady_clock::now();
     return n;
   }
   const auto n = t.request.file_body->pipe >= 0 ? read_pipe(t, buffer, capacity) : read_file(t, buffer, capacity);
   if (n == CURL_READFUNC_ABORT || n == 0) return n;
+  t.moved = std::chrono::steady_clock::now();
   if (t.request.on_body_read) t.request.on_body_read(t.body_position, std::string_view(buffer, n));
   t.body_position += n;
   return n;

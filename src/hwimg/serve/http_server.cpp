@@ -39,12 +39,14 @@ std::string printable(std::string_view text) {
 
 struct HttpServer::State {
   State(const ServerSettings& settings, Handlers handlers_)
-      : handlers(std::move(handlers_)), output(settings.output), deadlines(settings.header_timeout),
+      : handlers(std::move(handlers_)), grace_over(settings.grace_over), output(settings.output),
+        deadlines(settings.header_timeout),
         workers(settings.fetch_limit, settings.fetch_wait, *settings.output) {}
 
   const MicrohttpdLibrary* mhd = nullptr;
   MHD_Daemon* daemon = nullptr;
   Handlers handlers;
+  std::function<void()> grace_over;
   util::Output* output = nullptr;
   std::uint16_t port = 0;
   util::UniqueFd quiesced_listener;  // closed only after the daemon stopped (libmicrohttpd's rule)
@@ -344,6 +346,7 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
   mhd.stop_daemon(state.daemon);
   state.daemon = nullptr;
   state.quiesced_listener.reset();
+  if (state.grace_over) state.grace_over();
   state.workers.stop();
   {
     std::lock_guard lock(state.housekeeping_mutex);

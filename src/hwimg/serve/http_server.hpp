@@ -40,6 +40,9 @@ struct ServerSettings {
   unsigned fetch_limit = 256;                        // fetch workers at once
   std::chrono::milliseconds fetch_wait{30'000};      // the longest a request waits for a worker
   unsigned event_threads = 2;
+  // Called at the stop once the grace is over, before the fetch workers are joined: makes what
+  // they still wait for (upstream exchanges) end. May be empty.
+  std::function<void()> grace_over;
   util::Output* output = &util::null_output();  // the library's own messages, exceptions caught
 };
 
@@ -61,7 +64,8 @@ public:
 
   [[nodiscard]] std::uint16_t port() const;
   [[nodiscard]] ServerLoad load() const;
-  // Stops accepting, lets the requests in flight finish for up to `grace`, then closes.
+  // Stops accepting, lets the requests in flight finish for up to `grace`, then calls
+  // `grace_over` and closes.
   void shutdown(std::chrono::milliseconds grace);
 
   struct State;  // internal: what libmicrohttpd's callbacks see

@@ -3,10 +3,12 @@
 #include <charconv>
 #include <csignal>
 #include <ctime>
+#include <memory>
 
 #include <malloc.h>
 #include <sys/resource.h>
 
+#include "hwimg/registry/cancellation.hpp"
 #include "hwimg/registry/reference.hpp"
 #include "hwimg/serve/health_check.hpp"
 #include "hwimg/serve/systemd_notify.hpp"
@@ -15,6 +17,11 @@
 
 namespace hwimg::serve {
 namespace {
+
+// At the stop, an upstream exchange that moved nothing for this long is cut rather than left to
+// the registry client's stall timeout (60 s), which would hold its worker, and the exit, that long.
+// Exchanges that move may go on for the grace.
+constexpr std::chrono::milliseconds stalled_at_stop{2'000};
 
 Result<probe::HostFacts> load_facts(const ServeOptions& options) {
   if (!options.host_file) return probe::probe_host(options.probe);
@@ -153,7 +160,10 @@ Result<int> run_server(const ServeOptions& options) {
   }
   HostState host([&] { return load_facts(options); });
   HWIMG_TRY(with_context(host.refresh(), "failed to serve: failed to load the host facts"));
-  Upstreams upstreams(options.upstreams);
+  const auto cancellation = std::make_shared<registry::Cancellation>();
+  auto upstream_settings = options.upstreams;
+  upstream_settings.client.cancellation = cancellation;
+  Upstreams upstreams(std::move(upstream_settings));
   Metrics metrics;
   Mirror mirror(upstreams, host, metrics, output, options.mirror);
 
@@ -163,6 +173,7 @@ Result<int> run_server(const ServeOptions& options) {
   settings.address = listen.first;
   settings.port = listen.second;
   settings.output = &output;
+  settings.grace_over = [cancellation] { cancellation->cut_stalled(std::chrono::milliseconds(0)); };
   fit_descriptor_limit(settings, output);
   give_back_large_blocks(output);
   HWIMG_TRY_ASSIGN(auto server, HttpServer::start(settings, mirror.handlers()));
@@ -201,6 +212,7 @@ Result<int> run_server(const ServeOptions& options) {
   notify(notifier, "STOPPING=1", output);
   output.progress("stopping: letting requests in flight finish");
   metrics.watch_load(nullptr);
+  cancellation->cut_stalled(stalled_at_stop);
   server->shutdown(options.grace);
   return 0;
 }

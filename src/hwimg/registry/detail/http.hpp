@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "hwimg/registry/cancellation.hpp"
 #include "hwimg/registry/detail/url.hpp"
 #include "hwimg/registry/response.hpp"
 #include "hwimg/util/error.hpp"
@@ -37,6 +38,13 @@ struct FileBody {
 
 enum class Channel { multiplexed, bulk };
 
+// A streamed body's reader's answer to a piece of it (Request::on_body_data).
+enum class BodyIntake {
+  taken,  // keep them coming
+  full,   // not taken: the exchange stops reading until Transport::resume_bodies(), then offers it again
+  stop,   // abort the exchange
+};
+
 struct Request {
   Request() = default;
   Request(Method m, std::string u) : method(m), url(std::move(u)) {}
@@ -57,8 +65,9 @@ struct Request {
   // Streaming (a mirror passing blobs through): called when a response body begins, status and
   // headers known; returning true sends that body to on_body_data instead of Response::body.
   std::function<bool(const Response&)> on_response_start;
-  // Each piece of a streamed body; returning false aborts the exchange.
-  std::function<bool(std::string_view)> on_body_data;
+  // Each piece of a streamed body; BodyIntake::full holds the rest in the socket, so that a slow
+  // reader slows the sender instead of filling memory.
+  std::function<BodyIntake(std::string_view)> on_body_data;
 };
 
 struct TransportOptions {
@@ -68,6 +77,7 @@ struct TransportOptions {
   std::chrono::seconds connect_timeout{30};
   std::chrono::seconds stall_timeout{60};  // abort when nothing moves for this long
   long max_host_connections = 8;           // further exchanges wait for a free connection
+  std::shared_ptr<const Cancellation> cancellation;  // looked at in every turn of run_until; may be null
 };
 
 class Transport {
@@ -84,8 +94,13 @@ public:
   // Runs until no exchange and no timer is left.
   [[nodiscard]] Result<void> run();
   // Runs until `stop` holds (checked after each step) or nothing is left; a streamed body is read
-  // only as fast as the caller asks for it this way, so a slow reader slows the sender.
+  // only as fast as the caller asks for it this way, so a slow reader slows the sender. Once the
+  // cancellation's limit passed with nothing moving (counted from this call), every exchange ends
+  // with TransportFailure::cancelled and waiting retries go at once, to meet it in turn.
   [[nodiscard]] Result<void> run_until(const std::function<bool()>& stop);
+  // Lets the bodies whose reader was full read on. libcurl may hand a held-back piece to
+  // on_body_data from within this call, and a reader that is still full pauses it again.
+  void resume_bodies();
 
   [[nodiscard]] std::uint64_t exchanges() const;  // requests sent so far
 

@@ -37,9 +37,11 @@ struct Transfer {
   std::string open_error;
   std::array<char, CURL_ERROR_SIZE> curl_error{};  // libcurl's own words for a failure
   std::chrono::steady_clock::time_point started;
+  std::chrono::steady_clock::time_point moved;  // a byte of the answer arrived, or of the body went
   int redirects = 0;  // followed before this exchange
   bool body_started = false;
   bool streaming = false;  // the body goes to request.on_body_data
+  bool paused = false;     // on_body_data was full: libcurl holds the piece until resume_bodies()
 };
 
 // Makes `t.easy` for `t.request` with `options`: URL, method, body, headers, TLS, time limits and
