@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "hwimg/build/builder_image.hpp"
+#include "hwimg/build/architecture_check.hpp"
 #include "hwimg/build/device_code_check.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/util/files.hpp"
@@ -143,6 +144,7 @@ Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& bas
     HWIMG_TRY(run_build_step(plan, builder, builders, settings));
   }
   HWIMG_TRY(check_layers(plan));
+  HWIMG_TRY(check_architecture(plan));
   if (variant.uses_gpu()) {
     HWIMG_TRY(device_code.check(plan, base, base_files));
   }
