@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "choice_option.hpp"
 #include "commands.hpp"
 #include "hwimg/commands/build.hpp"
 #include "registry_options.hpp"
@@ -26,8 +27,7 @@ void define_build_command(CLI::App& subcommand, Action& action) {
   cmd->add_option("--tag", request.tag, "Tag of the multi-variant index; variants get TAG-<id>")->capture_default_str();
   cmd->add_option("-j,--jobs", request.jobs, "Variants built at once (default: one per core)");
   cmd->add_option("--only", request.only, "Build only this variant id (repeatable)");
-  cmd->add_option("--compression", *compression, "Layer compression: gzip (default) or zstd")
-      ->check(CLI::IsMember({"gzip", "zstd"}));
+  add_choice_option(*cmd, "--compression", *compression, {"gzip", "zstd"}, "Layer compression");
   cmd->add_option("--compression-level", request.compression.level, "gzip 1-12 (default 6), zstd 1-19 (default 3)");
   cmd->add_flag("--skip-unsupported", *skip, "Drop matrix combinations that cannot be built, with a warning");
   cmd->add_flag("-v,--verbose", *verbose, "Show the output of build steps and every registry exchange");

@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "choice_option.hpp"
 #include "commands.hpp"
 #include "hwimg/commands/check.hpp"
 #include "judge_options.hpp"
@@ -20,9 +21,8 @@ void define_check_command(CLI::App& subcommand, Action& action) {
   add_judge_options(
       *command, flags->judge, "oci:DIR[:TAG] or a registry reference: one image manifest, or an index",
       [&] {
-        command->add_option("--format", flags->format, "text (one line) or json (as hwimg select --format json)")
-            ->check(CLI::IsMember({"text", "json"}))
-            ->capture_default_str();
+        add_choice_option(*command, "--format", flags->format, {"text", "json"},
+                          "text (one line) or json (as hwimg select --format json)");
       },
       "Also print the host and every variant's verdict to stderr");
   command->footer(

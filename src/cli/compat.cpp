@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "choice_option.hpp"
 #include "commands.hpp"
 #include "hwimg/commands/compat.hpp"
 #include "registry_options.hpp"
@@ -19,9 +20,7 @@ void define_compat_command(CLI::App& subcommand, Action& action) {
                    "artifacts `hwimg copy` brought into it)")
       ->required();
   show->add_option("--variant", args->variant, "only this variant id");
-  show->add_option("--format", *format, "yaml (the stored spec, byte for byte) or json")
-      ->check(CLI::IsMember({"yaml", "json"}))
-      ->capture_default_str();
+  add_choice_option(*show, "--format", *format, {"yaml", "json"}, "yaml (the stored spec, byte for byte) or json");
   add_registry_options(*show, args->registry);
   show->callback([args, format, &action] {
     args->json = *format == "json";

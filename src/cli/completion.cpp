@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "choice_option.hpp"
 #include "commands.hpp"
 
 namespace hwimg::cli {
@@ -141,7 +142,7 @@ fi
 void define_completion_command(CLI::App& subcommand, Action& action) {
   auto shell = std::make_shared<std::string>();
   auto* command = &subcommand;
-  command->add_option("SHELL", *shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
+  add_choice_option(*command, "SHELL", *shell, {"bash", "zsh"}, "bash or zsh", DefaultShown::no)->required();
   auto& app = *subcommand.get_parent();
   command->callback([shell, &app, &action] {
     action = [shell, &app]() -> Result<int> {

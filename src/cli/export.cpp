@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "choice_option.hpp"
 #include "commands.hpp"
 #include "hwimg/commands/export.hpp"
 #include "registry_options.hpp"
@@ -19,12 +20,12 @@ void define_export_command(CLI::App& subcommand, Action& action) {
   auto* command = &subcommand;
   command->add_option("REFERENCE", args->exported.reference, "REGISTRY/REPO[:TAG|@DIGEST] or oci:DIR[:TAG]")
       ->required();
-  command->add_option("--format", args->format,
-                      "oci-archive (an OCI image layout in a tar, skopeo's oci-archive:) or docker-archive (what "
-                      "docker save writes: manifest.json and the same layout, for docker load, podman load and "
-                      "apptainer build x.sif docker-archive:FILE)")
-      ->required()
-      ->check(CLI::IsMember({"oci-archive", "docker-archive"}));
+  add_choice_option(*command, "--format", args->format, {"oci-archive", "docker-archive"},
+                    "oci-archive (an OCI image layout in a tar, skopeo's oci-archive:) or docker-archive (what "
+                    "docker save writes: manifest.json and the same layout, for docker load, podman load and "
+                    "apptainer build x.sif docker-archive:FILE)",
+                    DefaultShown::no)
+      ->required();
   command->add_option("-o,--output", args->output, "the tar to write (replaced only once complete)")->required();
   auto* variant = command->add_option("--variant", args->variant, "the variant to export, by its id");
   auto* facts = command->add_option("--for", args->facts_file,

@@ -1,11 +1,9 @@
 #pragma once
 // --format text|json, shared by the commands that print data.
 
-#include <map>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
+#include "choice_option.hpp"
 #include "hwimg/commands/data_format.hpp"
 
 namespace hwimg::cli {
@@ -13,11 +11,9 @@ namespace hwimg::cli {
 // `text` says what text prints; `json` the document's shape.
 inline void add_data_format_option(CLI::App& command, commands::DataFormat& format, const std::string& text,
                                    const std::string& json) {
-  static const std::map<std::string, commands::DataFormat> names{{"text", commands::DataFormat::text},
-                                                                 {"json", commands::DataFormat::json}};
-  command.add_option("--format", format, "text (" + text + ") or json (" + json + ")")
-      ->transform(CLI::CheckedTransformer(names))
-      ->default_str("text");
+  add_choice_option<commands::DataFormat>(command, "--format", format,
+                                          {{"text", commands::DataFormat::text}, {"json", commands::DataFormat::json}},
+                                          "text (" + text + ") or json (" + json + ")");
 }
 
 }  // namespace hwimg::cli

@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "choice_option.hpp"
 #include "commands.hpp"
 #include "hwimg/commands/inspect.hpp"
 #include "registry_options.hpp"
@@ -11,7 +12,7 @@ void define_inspect_command(CLI::App& subcommand, Action& action) {
   auto format = std::make_shared<std::string>("table");
   auto* cmd = &subcommand;
   cmd->add_option("reference", arguments->reference, "oci:DIR[:TAG] or REGISTRY/REPO[:TAG|@DIGEST]")->required();
-  cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  add_choice_option(*cmd, "--format", *format, {"table", "json"}, "table or json");
   add_registry_options(*cmd, arguments->registry);
   cmd->callback([&action, arguments, format] {
     arguments->format = *format == "json" ? inspect::Format::json : inspect::Format::table;

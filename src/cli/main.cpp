@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "usage_error.hpp"
 
 namespace {
 
@@ -73,7 +74,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : static_cast<int>(ExitCode::usage);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    const std::vector<std::string> words(argv + 1, argv + argc);
+    fmt::print(stderr, "hwimg: error: {}\n", usage_message(app, e, words));
+    return static_cast<int>(ExitCode::usage);
   }
 
   try {

@@ -1,7 +1,7 @@
-#include <map>
 #include <memory>
 #include <string>
 
+#include "choice_option.hpp"
 #include "commands.hpp"
 #include "hwimg/commands/matrix.hpp"
 
@@ -12,11 +12,11 @@ void define_matrix_command(CLI::App& subcommand, Action& action) {
   auto arguments = std::make_shared<commands::MatrixArguments>();
   auto skip = std::make_shared<bool>(false);
   command->add_option("FILE", arguments->file, "Matrix file (YAML)")->required();
-  const std::map<std::string, matrix::MatrixFormat> formats{
-      {"table", matrix::MatrixFormat::table}, {"json", matrix::MatrixFormat::json},
-      {"github", matrix::MatrixFormat::github}};
-  command->add_option("--format", arguments->format, "Output: table, json, or a GitHub Actions strategy.matrix")
-      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
+  add_choice_option<matrix::MatrixFormat>(*command, "--format", arguments->format,
+                                          {{"table", matrix::MatrixFormat::table},
+                                           {"json", matrix::MatrixFormat::json},
+                                           {"github", matrix::MatrixFormat::github}},
+                                          "Output: table, json, or a GitHub Actions strategy.matrix");
   command->add_flag("--skip-unsupported", *skip,
                     "Drop combinations the toolkits or compilers cannot build, with a warning");
   command->callback([&action, arguments, skip] {

@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "choice_option.hpp"
 #include "commands.hpp"
 #include "hwimg/commands/probe.hpp"
 
@@ -29,10 +30,9 @@ commands::ProbeArguments arguments_of(const ProbeFlags& flags) {
 void define_probe_command(CLI::App& subcommand, Action& action) {
   auto flags = std::make_shared<ProbeFlags>();
   auto* command = &subcommand;
-  command->add_option("--format", flags->format, "json (the host facts `hwimg select --host` reads), text, "
-                                                 "or nfd (a Node Feature Discovery features.d file)")
-      ->check(CLI::IsMember({"json", "text", "nfd"}))
-      ->capture_default_str();
+  add_choice_option(*command, "--format", flags->format, {"json", "text", "nfd"},
+                    "json (the host facts `hwimg select --host` reads), text, or nfd (a Node Feature Discovery "
+                    "features.d file)");
   command->add_option("-o,--output", flags->output, "Write to FILE atomically instead of standard output")
       ->option_text("FILE");
   command->add_flag("-v,--verbose", flags->verbose, "Show each probe step's outcome on standard error");

@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "choice_option.hpp"
 #include "commands.hpp"
 #include "judge_options.hpp"
 
@@ -19,9 +20,7 @@ void define_select_command(CLI::App& subcommand, Action& action) {
   add_judge_options(
       *command, flags->judge, "oci:DIR[:TAG] or a registry reference",
       [&] {
-        command->add_option("--format", flags->format, "ref (one line) or json")
-            ->check(CLI::IsMember({"ref", "json"}))
-            ->capture_default_str();
+        add_choice_option(*command, "--format", flags->format, {"ref", "json"}, "ref (one line) or json");
       },
       "Print every variant to stderr: chosen, compatible with its rank, or rejected with every reason");
   command->footer("Exit status 3 when no variant fits; every variant's reasons then go to stderr.");
