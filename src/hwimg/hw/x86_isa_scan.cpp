@@ -107,12 +107,11 @@ std::vector<Boundary> make_boundaries(std::span<const ElfSymbol> symbols, std::s
   }
   const auto dispatch_of = [&](const ElfSymbol& symbol) {
     if (resolvers.contains(symbol.value)) return X86Dispatch::resolver;
-    if (targets.contains(symbol.value)) return X86Dispatch::ifunc_target;
     const auto dot = symbol.name.find('.');
     if (dot != std::string::npos && versioned.contains(std::string_view(symbol.name).substr(0, dot))) {
       return X86Dispatch::multiversion;
     }
-    return X86Dispatch::none;
+    return targets.contains(symbol.value) ? X86Dispatch::ifunc_target : X86Dispatch::none;
   };
   std::vector<Boundary> boundaries;
   for (const auto& part : code) boundaries.push_back({part.address, false, {}, X86Dispatch::none});
