@@ -21,13 +21,13 @@ struct Findings {
   std::vector<std::string> dispatched;  // accepted: runs only where the CPU has the feature
 };
 
-// "avx2 (vpbroadcastd at 0x1139), fma (vfmadd231ps at 0x1150)": what `function` needs beyond `target`.
-std::string missing_features(const hw::X86FunctionUse& function, const hw::CpuTarget& target) {
+// "avx2 (vpbroadcastd at 0x1139), fma (vfmadd231ps at 0x1150)": what `function` needs beyond `allowed`.
+std::string missing_features(const hw::X86FunctionUse& function, const hw::FeatureSet& allowed) {
   std::vector<std::string> missing;
   hw::FeatureSet named;
   for (const auto& use : function.uses) {
     for (const auto feature : use.features) {
-      if (!hw::is_instruction_set_feature(feature) || target.features.contains(feature) || named.contains(feature)) continue;
+      if (!hw::is_instruction_set_feature(feature) || allowed.contains(feature) || named.contains(feature)) continue;
       named.emplace(feature);
       missing.push_back(fmt::format("{} ({} at {:#x})", feature, use.mnemonic, use.address));
     }
@@ -36,7 +36,7 @@ std::string missing_features(const hw::X86FunctionUse& function, const hw::CpuTa
 }
 
 void check_file(const fs::path& file, const std::string& in_image, const hw::CpuTarget& target,
-                std::vector<std::string>& problems, std::vector<std::string>& dispatched) {
+                const hw::FeatureSet& allowed, std::vector<std::string>& problems, std::vector<std::string>& dispatched) {
   const auto identity = elf_identity_of(file);
   if (!identity || !identity->is_loadable() || identity->machine != hw::elf_machine_x86_64 ||
       identity->elf_class != hw::ElfClass::elf64) {
@@ -57,7 +57,7 @@ void check_file(const fs::path& file, const std::string& in_image, const hw::Cpu
                                    in_image, hw::x86_level_name(*scan->needed_level)));
   }
   for (const auto& function : scan->functions) {
-    const auto missing = missing_features(function, target);
+    const auto missing = missing_features(function, allowed);
     if (missing.empty()) continue;
     auto line = fmt::format("{}: function {} needs {}", in_image, function.name, missing);
     if (hw::is_dispatched(function.dispatch)) {
@@ -82,6 +82,9 @@ Result<void> check_cpu_code(const VariantPlan& plan, util::Output& output) {
   if (variant.platform.architecture != "amd64") return {};
   const auto* target = hw::find_cpu_target(variant.cpu_target.empty() ? variant.cpu_level : variant.cpu_target);
   if (target == nullptr) return {};
+  // The level rows list only what they add over the baseline; the baseline is every amd64 CPU's.
+  auto allowed = hw::x86_level_features(target->level);
+  allowed.insert(target->features.begin(), target->features.end());
   Findings findings;
   for (const auto& layer : plan.layers) {
     const auto mode = plan.verify_cpu.value_or(layer.variant_specific ? recipe::CpuVerify::strict
@@ -89,7 +92,7 @@ Result<void> check_cpu_code(const VariantPlan& plan, util::Output& output) {
     if (mode == recipe::CpuVerify::off) continue;
     auto& problems = mode == recipe::CpuVerify::strict ? findings.refused : findings.warned;
     for_each_layer_file(layer, [&](const fs::path& file, const std::string& in_image) {
-      check_file(file, in_image, *target, problems, findings.dispatched);
+      check_file(file, in_image, *target, allowed, problems, findings.dispatched);
     });
   }
   for (const auto& line : findings.warned) {

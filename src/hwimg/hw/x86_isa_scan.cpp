@@ -1,6 +1,7 @@
 #include "hwimg/hw/x86_isa_scan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bitset>
 #include <set>
 #include <unordered_set>
@@ -89,6 +90,20 @@ bool runs_everywhere(ZydisMnemonic mnemonic) {
   return mnemonic == ZYDIS_MNEMONIC_TZCNT || mnemonic == ZYDIS_MNEMONIC_XGETBV;
 }
 
+// Functions of glibc and libstdc++ that a static program carries and that run only after the
+// library's own CPUID check (docs/compatibility.md#instruction-sets): lock elision (RTM), the lazy
+// binding trampolines chosen by XSAVE/XSAVEC/AVX-512 support, std::random_device's RDRAND/RDSEED.
+bool is_runtime_dispatched(std::string_view name) {
+  static constexpr std::array<std::string_view, 4> prefixes{
+      "__lll_lock_elision", "__lll_unlock_elision", "__lll_trylock_elision", "_dl_runtime_"};
+  static constexpr std::array<std::string_view, 3> libstdcxx{"__x86_rdrand", "__x86_rdseed", "__x86_rdseed_rdrand"};
+  for (const auto prefix : prefixes) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return name.starts_with("_ZNSt12_GLOBAL__N_1") &&
+         std::ranges::any_of(libstdcxx, [&](std::string_view part) { return name.find(part) != std::string_view::npos; });
+}
+
 bool is_function(const ElfSymbol& symbol) {
   return (symbol.type == ElfSymbolType::function || symbol.type == ElfSymbolType::gnu_ifunc) && symbol.section != 0 &&
          symbol.section < first_reserved_section;
@@ -111,7 +126,8 @@ std::vector<Boundary> make_boundaries(std::span<const ElfSymbol> symbols, std::s
     if (dot != std::string::npos && versioned.contains(std::string_view(symbol.name).substr(0, dot))) {
       return X86Dispatch::multiversion;
     }
-    return targets.contains(symbol.value) ? X86Dispatch::ifunc_target : X86Dispatch::none;
+    if (targets.contains(symbol.value)) return X86Dispatch::ifunc_target;
+    return is_runtime_dispatched(symbol.name) ? X86Dispatch::runtime_library : X86Dispatch::none;
   };
   std::vector<Boundary> boundaries;
   for (const auto& part : code) boundaries.push_back({part.address, false, {}, X86Dispatch::none});
@@ -144,6 +160,7 @@ std::string_view x86_dispatch_name(X86Dispatch dispatch) {
     case X86Dispatch::multiversion: return "a target_clones/target version";
     case X86Dispatch::ifunc_target: return "an IFUNC target";
     case X86Dispatch::resolver: return "an IFUNC resolver";
+    case X86Dispatch::runtime_library: return "a glibc/libstdc++ function behind its own CPUID check";
   }
   return "";
 }

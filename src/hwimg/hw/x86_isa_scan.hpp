@@ -6,7 +6,9 @@
 // between symbols, named by its address, when there is none. Code meant to run only where the CPU
 // has a feature is told apart as dispatched: GCC/Clang multiversions (`target_clones`, `target`:
 // `f.avx2`, `f.arch_x86_64_v3`, `f.avx2.0`, next to `f.resolver` or an IFUNC `f`) and every
-// address an IFUNC resolver loads (glibc's string functions, also when stripped).
+// address an IFUNC resolver loads (glibc's string functions, also when stripped), and the few
+// glibc/libstdc++ functions a static program carries that check CPUID themselves. Other code
+// behind a CPUID check is not recognised yet.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +28,7 @@ enum class X86Dispatch {
   multiversion,  // a target_clones/target version, by its symbol name
   ifunc_target,  // an address an IFUNC resolver returns
   resolver,      // an IFUNC resolver itself
+  runtime_library,  // a known glibc/libstdc++ function that checks CPUID first (static programs)
 };
 
 // The first instruction of one ISA set in a function.
