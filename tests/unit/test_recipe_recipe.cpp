@@ -151,3 +151,16 @@ TEST_CASE("build.env and build.pass_env: names the shell can export, never the o
   CHECK(error_of("name: a\nbase: scratch\nbuild:\n  run: make\n  pass_env: [\"1X\"]\nlayers:\n  - {from: x, to: /x}\n") ==
         "r.yaml:5:14: expected an environment variable name (letters, digits and _) in \"build.pass_env\", got \"1X\"");
 }
+
+TEST_CASE("verify.cpu: strict, warn or off; anything else is refused with its position") {
+  const auto recipe = parse_recipe("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nverify: {cpu: warn}\n", "r.yaml");
+  REQUIRE(recipe.has_value());
+  CHECK(recipe->verify_cpu == CpuVerify::warn);
+  const auto unset = parse_recipe("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\n", "r.yaml");
+  REQUIRE(unset.has_value());
+  CHECK_FALSE(unset->verify_cpu.has_value());
+  CHECK(error_of("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nverify:\n  cpu: loose\n") ==
+        "r.yaml:5:8: expected strict, warn or off for \"verify.cpu\", got \"loose\"");
+  CHECK(error_of("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nverify:\n  gpu: strict\n") ==
+        "r.yaml:5:3: unknown key \"gpu\" in verify (did you mean cpu?)");
+}

@@ -18,17 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The identity of the regular file `path`; nothing when it is not ELF or cannot be read (the
-// layer writer reports unreadable files).
-std::optional<hw::ElfIdentity> identity_of(const fs::path& path) {
-  util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-  if (!fd.valid()) return std::nullopt;
-  std::array<std::byte, hw::elf_identity_size> head{};
-  const auto got = ::pread(fd.get(), head.data(), head.size(), 0);
-  if (got != static_cast<ssize_t>(head.size())) return std::nullopt;
-  return hw::read_elf_identity(head);
-}
-
 std::string describe(const hw::ElfIdentity& identity) {
   const auto bits = identity.elf_class == hw::ElfClass::elf64 ? "64-bit" : "32-bit";
   const auto kind = identity.type == static_cast<std::uint16_t>(hw::ElfType::executable)
@@ -37,32 +26,45 @@ std::string describe(const hw::ElfIdentity& identity) {
   return fmt::format("{} {} {}", bits, hw::elf_machine_name(identity.machine), kind);
 }
 
-// Each file under the layer's source (a file or a directory; links are not followed) that the CPU
-// would run and that is not for `machine`, as "PATH-IN-IMAGE is a ... (LAYER)".
+// Each file under the layer's source that the CPU would run and that is not for `machine`, as
+// "PATH-IN-IMAGE is a ... (LAYER)".
 void check_layer(const LayerPlan& layer, std::uint16_t machine, std::string_view which,
                  std::vector<std::string>& wrong) {
-  const auto check = [&](const fs::path& file, const std::string& in_image) {
-    const auto identity = identity_of(file);
+  for_each_layer_file(layer, [&](const fs::path& file, const std::string& in_image) {
+    const auto identity = elf_identity_of(file);
     if (!identity || !identity->is_loadable() || identity->machine == hw::elf_machine_cuda) return;
     if (identity->machine == machine && identity->elf_class == hw::ElfClass::elf64) return;
     wrong.push_back(fmt::format("{} is a {} ({}, from {})", in_image, describe(*identity), which, file.string()));
-  };
+  });
+}
+
+}  // namespace
+
+std::optional<hw::ElfIdentity> elf_identity_of(const fs::path& path) {
+  util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd.valid()) return std::nullopt;
+  std::array<std::byte, hw::elf_identity_size> head{};
+  const auto got = ::pread(fd.get(), head.data(), head.size(), 0);
+  if (got != static_cast<ssize_t>(head.size())) return std::nullopt;
+  return hw::read_elf_identity(head);
+}
+
+void for_each_layer_file(const LayerPlan& layer,
+                         const std::function<void(const fs::path&, const std::string&)>& visit) {
   std::error_code ec;
   const auto status = fs::symlink_status(layer.from, ec);
   if (fs::is_regular_file(status)) {
-    check(layer.from, layer.to);
+    visit(layer.from, layer.to);
     return;
   }
   if (!fs::is_directory(status)) return;
   for (fs::recursive_directory_iterator it(layer.from, ec), end; !ec && it != end; it.increment(ec)) {
     if (!it->is_symlink(ec) && it->is_regular_file(ec)) {
       const auto relative = it->path().lexically_relative(layer.from).string();
-      check(it->path(), layer.to.ends_with('/') ? layer.to + relative : layer.to + "/" + relative);
+      visit(it->path(), layer.to.ends_with('/') ? layer.to + relative : layer.to + "/" + relative);
     }
   }
 }
-
-}  // namespace
 
 Result<void> check_architecture(const VariantPlan& plan) {
   const auto& platform = plan.variant->platform;

@@ -7,6 +7,7 @@
 
 #include "hwimg/build/builder_image.hpp"
 #include "hwimg/build/architecture_check.hpp"
+#include "hwimg/build/cpu_code_check.hpp"
 #include "hwimg/build/device_code_check.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/util/files.hpp"
@@ -145,6 +146,7 @@ Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& bas
   }
   HWIMG_TRY(check_layers(plan));
   HWIMG_TRY(check_architecture(plan));
+  HWIMG_TRY(check_cpu_code(plan, *settings.output));
   if (variant.uses_gpu()) {
     HWIMG_TRY(device_code.check(plan, base, base_files));
   }

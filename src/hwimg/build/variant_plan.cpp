@@ -74,6 +74,7 @@ Result<VariantPlan> plan_variant(const recipe::Recipe& recipe, const matrix::Var
                                  const std::filesystem::path& out) {
   VariantPlan plan;
   plan.variant = &variant;
+  plan.verify_cpu = recipe.verify_cpu;
   plan.out = out;
   plan.variables = matrix::build_variables(variant, out);
   auto environment = matrix::build_environment(variant, out);

@@ -63,6 +63,7 @@ struct VariantPlan {
   std::vector<LayerPlan> layers;
   ConfigPlan config;
   oci::Annotations annotations;           // the recipe's, substituted
+  std::optional<recipe::CpuVerify> verify_cpu;  // the recipe's verify.cpu
 
   [[nodiscard]] const std::string& id() const { return variant->id; }
 };

@@ -9,6 +9,7 @@ namespace {
 constexpr std::uint64_t elf_header_size = 64;
 constexpr std::uint64_t section_header_size = 64;
 constexpr std::uint16_t extended_section_index = 0xffff;  // SHN_XINDEX
+constexpr std::uint64_t elf64_symbol_size = 24;                  // Elf64_Sym
 
 bool within(std::span<const std::byte> bytes, std::uint64_t offset, std::uint64_t size) {
   return offset <= bytes.size() && size <= bytes.size() - offset;
@@ -79,8 +80,12 @@ Result<std::vector<ElfSection>> read_elf_sections(std::span<const std::byte> byt
     ElfSection section{
         .name = {},
         .type = read_le<std::uint32_t>(bytes, at + 4),
+        .flags = read_le<std::uint64_t>(bytes, at + 8),
+        .address = read_le<std::uint64_t>(bytes, at + 16),
         .offset = read_le<std::uint64_t>(bytes, at + 24),
         .size = read_le<std::uint64_t>(bytes, at + 32),
+        .link = read_le<std::uint32_t>(bytes, at + 40),
+        .entry_size = read_le<std::uint64_t>(bytes, at + 56),
     };
     if (section.type != elf_section_nobits && !within(bytes, section.offset, section.size)) {
       return fail("failed to read ELF file {}: section {} (offset {}, {} bytes) runs beyond the end of the "
@@ -109,6 +114,42 @@ Result<std::vector<ElfSection>> read_elf_sections(std::span<const std::byte> byt
     sections[i].name = std::string(rest.substr(0, rest.find('\0')));
   }
   return sections;
+}
+
+Result<std::vector<ElfSymbol>> read_elf_symbols(std::span<const std::byte> bytes, std::span<const ElfSection> sections,
+                                                std::string_view name) {
+  std::vector<ElfSymbol> symbols;
+  for (const auto& table : sections) {
+    if (table.type != elf_section_symtab && table.type != elf_section_dynsym) continue;
+    if (table.entry_size != elf64_symbol_size) {
+      return fail("failed to read ELF file {}: symbol table {} has entries of {} bytes, not {}", name, table.name,
+                  table.entry_size, elf64_symbol_size);
+    }
+    if (table.link >= sections.size() || sections[table.link].type == elf_section_nobits) {
+      return fail("failed to read ELF file {}: symbol table {} names string table {}, which has no bytes", name,
+                  table.name, table.link);
+    }
+    // read_elf_sections checked that both lie within the file.
+    const auto& strings = sections[table.link];
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data() + strings.offset), strings.size);
+    for (std::uint64_t at = table.offset + elf64_symbol_size; at + elf64_symbol_size <= table.offset + table.size;
+         at += elf64_symbol_size) {
+      const auto name_offset = read_le<std::uint32_t>(bytes, at);
+      if (name_offset >= text.size()) {
+        return fail("failed to read ELF file {}: the name of the symbol at offset {} is outside {}", name, at,
+                    sections[table.link].name);
+      }
+      const auto rest = text.substr(name_offset);
+      symbols.push_back(ElfSymbol{
+          .name = std::string(rest.substr(0, rest.find('\0'))),
+          .type = static_cast<ElfSymbolType>(read_le<std::uint8_t>(bytes, at + 4) & 0xf),
+          .section = read_le<std::uint16_t>(bytes, at + 6),
+          .value = read_le<std::uint64_t>(bytes, at + 8),
+          .size = read_le<std::uint64_t>(bytes, at + 16),
+      });
+    }
+  }
+  return symbols;
 }
 
 }  // namespace hwimg::hw

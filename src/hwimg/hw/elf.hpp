@@ -1,6 +1,8 @@
 #pragma once
-// Just enough of ELF64 (little-endian) to find sections in a file's bytes: the fatbin reader
-// needs the host binary's `.nv_fatbin` and the header fields of the cubins inside it.
+// Just enough of ELF64 (little-endian) to find sections and symbols in a file's bytes: the fatbin
+// reader needs the host binary's `.nv_fatbin` and the header fields of the cubins inside it, the
+// instruction scan the executable sections and the function symbols (System V gABI, "Sections" and
+// "Symbol Table"; docs/compatibility.md#cpu-code).
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +17,12 @@ namespace hwimg::hw {
 
 inline constexpr std::uint16_t elf_machine_cuda = 190;  // EM_CUDA
 inline constexpr std::uint32_t elf_section_nobits = 8;  // SHT_NOBITS: no bytes in the file
+inline constexpr std::uint32_t elf_section_symtab = 2;  // SHT_SYMTAB
+inline constexpr std::uint32_t elf_section_note = 7;    // SHT_NOTE
+inline constexpr std::uint32_t elf_section_dynsym = 11; // SHT_DYNSYM
+inline constexpr std::uint64_t elf_section_execinstr = 0x4;  // SHF_EXECINSTR
+
+enum class ElfSymbolType : std::uint8_t { none = 0, object = 1, function = 2, section = 3, file = 4, gnu_ifunc = 10 };
 
 struct ElfHeader {
   std::uint8_t os_abi = 0;
@@ -27,7 +35,21 @@ struct ElfHeader {
 struct ElfSection {
   std::string name;
   std::uint32_t type = 0;
+  std::uint64_t flags = 0;
+  std::uint64_t address = 0;
   std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  std::uint32_t link = 0;
+  std::uint64_t entry_size = 0;
+
+  [[nodiscard]] bool is_executable() const { return (flags & elf_section_execinstr) != 0; }
+};
+
+struct ElfSymbol {
+  std::string name;
+  ElfSymbolType type = ElfSymbolType::none;
+  std::uint16_t section = 0;  // 0: undefined
+  std::uint64_t value = 0;    // the address, for functions
   std::uint64_t size = 0;
 };
 
@@ -39,6 +61,11 @@ struct ElfSection {
 // Every section with its name; sections other than SHT_NOBITS lie within the file.
 [[nodiscard]] Result<std::vector<ElfSection>> read_elf_sections(std::span<const std::byte> bytes,
                                                                 std::string_view name);
+// The symbols of .symtab and .dynsym (both: a stripped library keeps only .dynsym), names
+// included; `sections` are the file's, from read_elf_sections.
+[[nodiscard]] Result<std::vector<ElfSymbol>> read_elf_symbols(std::span<const std::byte> bytes,
+                                                              std::span<const ElfSection> sections,
+                                                              std::string_view name);
 
 // Little-endian reads; the caller has checked the bounds.
 template <typename T>

@@ -87,6 +87,19 @@ Result<std::vector<LayerSpec>> parse_layers(const YAML::Node& node, const std::f
   return layers;
 }
 
+Result<CpuVerify> parse_verify(const YAML::Node& node, const std::filesystem::path& file) {
+  HWIMG_TRY(yaml::expect_map(node, "verify", file));
+  HWIMG_TRY(yaml::check_keys(node, {"cpu"}, "verify", file));
+  if (!node["cpu"]) {
+    return fail("{}: missing key \"cpu\" in verify (strict, warn or off)", yaml::location_of(node, file).str());
+  }
+  HWIMG_TRY_ASSIGN(const auto cpu, yaml::scalar(node["cpu"], "verify.cpu", file));
+  if (cpu.value == "strict") return CpuVerify::strict;
+  if (cpu.value == "warn") return CpuVerify::warn;
+  if (cpu.value == "off") return CpuVerify::off;
+  return fail("{}: expected strict, warn or off for \"verify.cpu\", got \"{}\"", cpu.location.str(), cpu.value);
+}
+
 }  // namespace
 
 Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& path) {
@@ -94,7 +107,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& 
   if (!root.IsMap()) {
     return fail("{}:1:1: expected a map with the keys name, base, build, layers, config", path.string());
   }
-  HWIMG_TRY(yaml::check_keys(root, {"name", "base", "matrix", "build", "layers", "config", "annotations"},
+  HWIMG_TRY(yaml::check_keys(root, {"name", "base", "matrix", "build", "layers", "config", "annotations", "verify"},
                              "the recipe", path));
   Recipe recipe;
   std::error_code ec;
@@ -146,6 +159,8 @@ Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& 
       HWIMG_TRY_ASSIGN(recipe.config, parse_config(value, path));
     } else if (key == "annotations") {
       HWIMG_TRY_ASSIGN(recipe.annotations, yaml::scalar_map(value, "annotations", path));
+    } else if (key == "verify") {
+      HWIMG_TRY_ASSIGN(recipe.verify_cpu, parse_verify(value, path));
     }
   }
   return recipe;

@@ -52,6 +52,9 @@ struct ConfigSpec {
   std::optional<LocatedString> stop_signal;
 };
 
+// How the builder checks the CPU code of a variant's layers (docs/recipe.md#cpu-code).
+enum class CpuVerify { strict, warn, off };
+
 struct Recipe {
   std::filesystem::path file;  // absolute
   std::string name;
@@ -61,6 +64,8 @@ struct Recipe {
   std::vector<LayerSpec> layers;
   ConfigSpec config;
   LocatedMap annotations;
+  // verify.cpu; unset: strict for the variant's own layers, warn for the layers every variant shares.
+  std::optional<CpuVerify> verify_cpu;
 
   [[nodiscard]] std::filesystem::path directory() const { return file.parent_path(); }
   // A path named in the recipe: relative ones are relative to the recipe file.

@@ -1,0 +1,111 @@
+#include "hwimg/build/cpu_code_check.hpp"
+
+#include <fmt/format.h>
+
+#include "hwimg/build/architecture_check.hpp"
+#include "hwimg/hw/cpu_targets.hpp"
+#include "hwimg/hw/x86_isa_scan.hpp"
+#include "hwimg/util/files.hpp"
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::build {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t listed_problems = 4;
+
+struct Findings {
+  std::vector<std::string> refused;     // under verify.cpu strict
+  std::vector<std::string> warned;      // under warn
+  std::vector<std::string> dispatched;  // accepted: runs only where the CPU has the feature
+};
+
+// "avx2 (vpbroadcastd at 0x1139), fma (vfmadd231ps at 0x1150)": what `function` needs beyond `allowed`.
+std::string missing_features(const hw::X86FunctionUse& function, const hw::FeatureSet& allowed) {
+  std::vector<std::string> missing;
+  hw::FeatureSet named;
+  for (const auto& use : function.uses) {
+    for (const auto feature : use.features) {
+      if (!hw::is_instruction_set_feature(feature) || allowed.contains(feature) || named.contains(feature)) continue;
+      named.emplace(feature);
+      missing.push_back(fmt::format("{} ({} at {:#x})", feature, use.mnemonic, use.address));
+    }
+  }
+  return util::join(missing, ", ");
+}
+
+void check_file(const fs::path& file, const std::string& in_image, const hw::CpuTarget& target,
+                const hw::FeatureSet& allowed, std::vector<std::string>& problems, std::vector<std::string>& dispatched) {
+  const auto identity = elf_identity_of(file);
+  if (!identity || !identity->is_loadable() || identity->machine != hw::elf_machine_x86_64 ||
+      identity->elf_class != hw::ElfClass::elf64) {
+    return;
+  }
+  const auto bytes = util::read_file(file);
+  if (!bytes) {
+    problems.push_back(fmt::format("{} could not be read: {}", in_image, bytes.error().message));
+    return;
+  }
+  const auto scan = hw::scan_x86_isa(std::as_bytes(std::span(*bytes)), in_image);
+  if (!scan) {
+    problems.push_back(scan.error().message);
+    return;
+  }
+  if (scan->needed_level && *scan->needed_level > target.level) {
+    problems.push_back(fmt::format("{} says in its GNU property note (GNU_PROPERTY_X86_ISA_1_NEEDED) that it needs {}",
+                                   in_image, hw::x86_level_name(*scan->needed_level)));
+  }
+  for (const auto& function : scan->functions) {
+    const auto missing = missing_features(function, allowed);
+    if (missing.empty()) continue;
+    auto line = fmt::format("{}: function {} needs {}", in_image, function.name, missing);
+    if (hw::is_dispatched(function.dispatch)) {
+      dispatched.push_back(fmt::format("{}, {}", line, hw::x86_dispatch_name(function.dispatch)));
+    } else {
+      problems.push_back(std::move(line));
+    }
+  }
+}
+
+std::string listing(const std::vector<std::string>& lines) {
+  const auto shown = std::min(lines.size(), listed_problems);
+  std::vector<std::string> first(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(shown));
+  return util::join(first, "; ") +
+         (lines.size() > shown ? fmt::format("; and {} more", lines.size() - shown) : std::string());
+}
+
+}  // namespace
+
+Result<void> check_cpu_code(const VariantPlan& plan, util::Output& output) {
+  const auto& variant = *plan.variant;
+  if (variant.platform.architecture != "amd64") return {};
+  const auto* target = hw::find_cpu_target(variant.cpu_target.empty() ? variant.cpu_level : variant.cpu_target);
+  if (target == nullptr) return {};
+  // The level rows list only what they add over the baseline; the baseline is every amd64 CPU's.
+  auto allowed = hw::x86_level_features(target->level);
+  allowed.insert(target->features.begin(), target->features.end());
+  Findings findings;
+  for (const auto& layer : plan.layers) {
+    const auto mode = plan.verify_cpu.value_or(layer.variant_specific ? recipe::CpuVerify::strict
+                                                                      : recipe::CpuVerify::warn);
+    if (mode == recipe::CpuVerify::off) continue;
+    auto& problems = mode == recipe::CpuVerify::strict ? findings.refused : findings.warned;
+    for_each_layer_file(layer, [&](const fs::path& file, const std::string& in_image) {
+      check_file(file, in_image, *target, allowed, problems, findings.dispatched);
+    });
+  }
+  for (const auto& line : findings.warned) {
+    output.warning(fmt::format("variant {} is labelled {}, but {}", variant.id, target->name, line));
+  }
+  if (!findings.dispatched.empty()) {
+    output.progress(fmt::format("variant {}: dispatched code beyond {} accepted: {}", variant.id, target->name,
+                                listing(findings.dispatched)));
+  }
+  if (findings.refused.empty()) return {};
+  return fail("failed to check the CPU code of variant {}: it is labelled {}, but {} (verify.cpu: strict; "
+              "docs/recipe.md#cpu-code)",
+              variant.id, target->name, listing(findings.refused));
+}
+
+}  // namespace hwimg::build

@@ -1,0 +1,243 @@
+#include "hwimg/hw/x86_isa_scan.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bitset>
+#include <set>
+#include <unordered_set>
+
+#include <Zydis/Zydis.h>
+#include <fmt/format.h>
+
+#include "hwimg/hw/detail/x86_isa_features.hpp"
+#include "hwimg/hw/elf.hpp"
+#include "hwimg/hw/elf_machine.hpp"
+#include "hwimg/hw/gnu_property.hpp"
+
+namespace hwimg::hw {
+namespace {
+
+// What a resolver may be scanned for when its symbol has no size.
+constexpr std::uint64_t unsized_resolver_bytes = 512;
+constexpr std::uint16_t first_reserved_section = 0xff00;  // SHN_LORESERVE
+
+struct Code {
+  std::uint64_t address = 0;
+  std::span<const std::byte> bytes;
+};
+
+// Where functions start and where the stretches between them do: a function's end starts a gap.
+struct Boundary {
+  std::uint64_t address = 0;
+  bool starts_function = false;
+  std::string name;
+  X86Dispatch dispatch = X86Dispatch::none;
+};
+
+struct Usage {
+  std::bitset<ZYDIS_ISA_SET_MAX_VALUE + 1> seen;
+  std::vector<X86InstructionUse> uses;
+};
+
+std::span<const std::byte> code_at(std::span<const Code> code, std::uint64_t address, std::uint64_t size) {
+  for (const auto& part : code) {
+    if (address >= part.address && address - part.address < part.bytes.size()) {
+      const auto offset = address - part.address;
+      return part.bytes.subspan(offset, std::min(size, part.bytes.size() - offset));
+    }
+  }
+  return {};
+}
+
+bool in_code(std::span<const Code> code, std::uint64_t address) { return !code_at(code, address, 1).empty(); }
+
+// The code addresses a resolver loads (RIP-relative LEA, MOV of an immediate): the versions it
+// chooses between. Calls (to __cpu_indicator_init) are not among them.
+void collect_resolver_targets(const ZydisDecoder& decoder, std::span<const Code> code, std::uint64_t start,
+                              std::uint64_t size, std::set<std::uint64_t>& targets) {
+  const auto bytes = code_at(code, start, size == 0 ? unsized_resolver_bytes : size);
+  ZydisDecodedInstruction instruction;
+  ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
+  for (std::size_t offset = 0; offset < bytes.size();) {
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, bytes.data() + offset, bytes.size() - offset, &instruction,
+                                             operands))) {
+      ++offset;
+      continue;
+    }
+    const auto address = start + offset;
+    offset += instruction.length;
+    if (instruction.mnemonic != ZYDIS_MNEMONIC_LEA && instruction.mnemonic != ZYDIS_MNEMONIC_MOV) continue;
+    for (std::size_t i = 0; i < instruction.operand_count_visible; ++i) {
+      const auto& operand = operands[i];
+      ZyanU64 target = 0;
+      if (operand.type == ZYDIS_OPERAND_TYPE_MEMORY && operand.mem.base == ZYDIS_REGISTER_RIP &&
+          instruction.mnemonic == ZYDIS_MNEMONIC_LEA) {
+        if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&instruction, &operand, address, &target))) continue;
+      } else if (operand.type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+        target = operand.imm.value.u;
+      } else {
+        continue;
+      }
+      if (in_code(code, target)) targets.insert(target);
+    }
+  }
+}
+
+// TZCNT is `rep bsf`, which GCC emits for a count of trailing zeros at any -march because CPUs
+// without BMI1 run it as BSF; XGETBV only ever follows the CPUID check for OSXSAVE that tells
+// whether AVX state is enabled (libgcc's __cpu_indicator_init, glibc's init_cpu_features).
+bool runs_everywhere(ZydisMnemonic mnemonic) {
+  return mnemonic == ZYDIS_MNEMONIC_TZCNT || mnemonic == ZYDIS_MNEMONIC_XGETBV;
+}
+
+// Functions of glibc and libstdc++ that a static program carries and that run only after the
+// library's own CPUID check (docs/compatibility.md#instruction-sets): lock elision (RTM), the lazy
+// binding trampolines chosen by XSAVE/XSAVEC/AVX-512 support, std::random_device's RDRAND/RDSEED.
+bool is_runtime_dispatched(std::string_view name) {
+  static constexpr std::array<std::string_view, 4> prefixes{
+      "__lll_lock_elision", "__lll_unlock_elision", "__lll_trylock_elision", "_dl_runtime_"};
+  static constexpr std::array<std::string_view, 3> libstdcxx{"__x86_rdrand", "__x86_rdseed", "__x86_rdseed_rdrand"};
+  for (const auto prefix : prefixes) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return name.starts_with("_ZNSt12_GLOBAL__N_1") &&
+         std::ranges::any_of(libstdcxx, [&](std::string_view part) { return name.find(part) != std::string_view::npos; });
+}
+
+bool is_function(const ElfSymbol& symbol) {
+  return (symbol.type == ElfSymbolType::function || symbol.type == ElfSymbolType::gnu_ifunc) && symbol.section != 0 &&
+         symbol.section < first_reserved_section;
+}
+
+// The functions, the gaps between them and the unnamed IFUNC targets, sorted by address.
+std::vector<Boundary> make_boundaries(std::span<const ElfSymbol> symbols, std::span<const Code> code,
+                                      const std::set<std::uint64_t>& resolvers,
+                                      const std::set<std::uint64_t>& targets) {
+  // GCC and Clang name a version "f.SUFFIX" next to "f.resolver" and an IFUNC "f" (GCC 12:
+  // f.avx2, f.arch_x86_64_v3, f.sse4_2, f.default; Clang: f.avx2.0, f.default.2).
+  std::unordered_set<std::string_view> versioned;
+  for (const auto& symbol : symbols) {
+    if (symbol.type == ElfSymbolType::gnu_ifunc) versioned.insert(symbol.name);
+    if (symbol.name.ends_with(".resolver")) versioned.insert(std::string_view(symbol.name).substr(0, symbol.name.size() - 9));
+  }
+  const auto dispatch_of = [&](const ElfSymbol& symbol) {
+    if (resolvers.contains(symbol.value)) return X86Dispatch::resolver;
+    const auto dot = symbol.name.find('.');
+    if (dot != std::string::npos && versioned.contains(std::string_view(symbol.name).substr(0, dot))) {
+      return X86Dispatch::multiversion;
+    }
+    if (targets.contains(symbol.value)) return X86Dispatch::ifunc_target;
+    return is_runtime_dispatched(symbol.name) ? X86Dispatch::runtime_library : X86Dispatch::none;
+  };
+  std::vector<Boundary> boundaries;
+  for (const auto& part : code) boundaries.push_back({part.address, false, {}, X86Dispatch::none});
+  std::set<std::uint64_t> named;
+  for (const auto& symbol : symbols) {
+    if (!is_function(symbol) || !in_code(code, symbol.value)) continue;
+    named.insert(symbol.value);
+    boundaries.push_back({symbol.value, true, symbol.name, dispatch_of(symbol)});
+    if (symbol.size > 0) boundaries.push_back({symbol.value + symbol.size, false, {}, X86Dispatch::none});
+  }
+  for (const auto target : targets) {
+    if (!named.contains(target)) boundaries.push_back({target, true, {}, X86Dispatch::ifunc_target});
+  }
+  // At one address a function start wins over a gap, and a dispatched alias over the others.
+  std::ranges::stable_sort(boundaries, [](const Boundary& a, const Boundary& b) {
+    if (a.address != b.address) return a.address < b.address;
+    if (a.starts_function != b.starts_function) return a.starts_function;
+    return is_dispatched(a.dispatch) && !is_dispatched(b.dispatch);
+  });
+  const auto same_place = [](const Boundary& a, const Boundary& b) { return a.address == b.address; };
+  boundaries.erase(std::unique(boundaries.begin(), boundaries.end(), same_place), boundaries.end());
+  return boundaries;
+}
+
+}  // namespace
+
+std::string_view x86_dispatch_name(X86Dispatch dispatch) {
+  switch (dispatch) {
+    case X86Dispatch::none: return "not dispatched";
+    case X86Dispatch::multiversion: return "a target_clones/target version";
+    case X86Dispatch::ifunc_target: return "an IFUNC target";
+    case X86Dispatch::resolver: return "an IFUNC resolver";
+    case X86Dispatch::runtime_library: return "a glibc/libstdc++ function behind its own CPUID check";
+  }
+  return "";
+}
+
+Result<X86IsaScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view name) {
+  HWIMG_TRY_ASSIGN(const auto header, read_elf_header(bytes, name));
+  if (header.machine != elf_machine_x86_64) {
+    return fail("failed to scan the instructions of {}: it is for {}, not x86-64", name,
+                elf_machine_name(header.machine));
+  }
+  HWIMG_TRY_ASSIGN(const auto sections, read_elf_sections(bytes, name));
+  HWIMG_TRY_ASSIGN(const auto symbols, read_elf_symbols(bytes, sections, name));
+  X86IsaScan scan;
+  HWIMG_TRY_ASSIGN(scan.needed_level, read_x86_isa_needed(bytes, sections, name));
+
+  std::vector<Code> code;
+  for (const auto& section : sections) {
+    if (section.is_executable() && section.type != elf_section_nobits && section.size > 0) {
+      code.push_back({section.address, bytes.subspan(section.offset, section.size)});
+    }
+  }
+  std::ranges::sort(code, {}, &Code::address);
+
+  ZydisDecoder decoder;
+  if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
+    return fail("failed to scan the instructions of {}: Zydis could not set up its 64-bit decoder", name);
+  }
+  std::set<std::uint64_t> resolvers;
+  std::set<std::uint64_t> targets;
+  for (const auto& symbol : symbols) {
+    if (symbol.type == ElfSymbolType::gnu_ifunc && is_function(symbol)) {
+      resolvers.insert(symbol.value);
+      collect_resolver_targets(decoder, code, symbol.value, symbol.size, targets);
+    }
+  }
+  const auto boundaries = make_boundaries(symbols, code, resolvers, targets);
+  std::vector<Usage> usage(boundaries.size());
+
+  std::array<bool, ZYDIS_ISA_SET_MAX_VALUE + 1> needs{};
+  for (int set = 0; set <= ZYDIS_ISA_SET_MAX_VALUE; ++set) {
+    needs[static_cast<std::size_t>(set)] = !detail::x86_isa_set_features(set).empty();
+  }
+  std::size_t current = 0;
+  ZydisDecodedInstruction instruction;
+  for (const auto& part : code) {
+    const auto* data = part.bytes.data();
+    const auto size = part.bytes.size();
+    for (std::size_t offset = 0; offset < size;) {
+      if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, data + offset, size - offset, &instruction))) {
+        ++offset;
+        ++scan.undecodable;
+        continue;
+      }
+      ++scan.instructions;
+      const auto set = static_cast<std::size_t>(instruction.meta.isa_set);
+      if (needs[set] && !runs_everywhere(instruction.mnemonic)) {
+        const auto address = part.address + offset;
+        while (current + 1 < boundaries.size() && boundaries[current + 1].address <= address) ++current;
+        auto& used = usage[current];
+        if (!used.seen.test(set)) {
+          used.seen.set(set);
+          const auto features = detail::x86_isa_set_features(static_cast<int>(set));
+          used.uses.push_back({address, ZydisMnemonicGetString(instruction.mnemonic),
+                               std::vector<std::string_view>(features.begin(), features.end())});
+        }
+      }
+      offset += instruction.length;
+    }
+    scan.bytes += size;
+  }
+  for (std::size_t i = 0; i < boundaries.size(); ++i) {
+    if (usage[i].uses.empty()) continue;
+    const auto& boundary = boundaries[i];
+    scan.functions.push_back({boundary.name.empty() ? fmt::format("code at {:#x}", boundary.address) : boundary.name,
+                              boundary.address, boundary.dispatch, std::move(usage[i].uses)});
+  }
+  return scan;
+}
+
+}  // namespace hwimg::hw

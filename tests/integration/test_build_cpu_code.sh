@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A variant's x86-64 instructions against its CPU label (issue 24 item 2, docs/recipe.md#cpu-code):
+# the stencil recipe with -march=x86-64-v3 forced on every variant is refused for v1 and v2,
+# naming the file, a function and an AVX2 instruction; v3 and v4 build. A v1 variant holding a
+# target_clones("avx2","default") library builds.
+source "$(dirname "$0")/lib.sh"
+require_tool g++
+require_tool make
+
+work=$TEST_TMP/stencil
+mkdir -p "$work/recipes" "$work/matrix"
+cp -r "$HWIMG_SOURCE_DIR/examples" "$work/"
+cp "$HWIMG_SOURCE_DIR/matrix/cpu-levels.yaml" "$work/matrix/"
+sed 's/CXXFLAGS="-O3 ${cpu.march}"/CXXFLAGS="-O3 ${cpu.march} -march=x86-64-v3"/' \
+  "$HWIMG_SOURCE_DIR/recipes/stencil.yaml" >"$work/recipes/stencil.yaml"
+grep -q -- '-march=x86-64-v3"' "$work/recipes/stencil.yaml" || fail "the recipe's flags were not forced"
+
+for variant in cpu-x86-64-v1 cpu-x86-64-v2; do
+  step "$variant built with -march=x86-64-v3 is refused naming a function and an AVX2 instruction"
+  set +e
+  err=$("$HWIMG" build "$work/recipes/stencil.yaml" -o "$TEST_TMP/out-$variant" --tag 1 --only "$variant" 2>&1 >/dev/null)
+  status=$?
+  set -e
+  assert_eq 1 "$status" "exit status"
+  assert_contains "$err" "failed to check the CPU code of variant $variant: it is labelled ${variant#cpu-}, but /opt/stencil/bin/stencil: function " "the refusal"
+  grep -Eq "avx2 \(v[a-z0-9]+ at 0x[0-9a-f]+\)" <<<"$err" || fail "no AVX2 instruction named: $err"
+done
+
+for variant in cpu-x86-64-v3 cpu-x86-64-v4; do
+  step "$variant builds"
+  "$HWIMG" build "$work/recipes/stencil.yaml" -o "$TEST_TMP/out-ok" --tag 1 --only "$variant" >/dev/null
+done
+
+step "a v1 variant holding a target_clones library is accepted, the version reported as dispatched"
+app=$TEST_TMP/clones
+mkdir -p "$app/src"
+cat >"$app/src/scale.c" <<'C'
+__attribute__((target_clones("avx2", "default")))
+void add_ints(int* a, const int* b, int n) { for (int i = 0; i < n; ++i) a[i] += b[i] * 3; }
+C
+printf 'axes:\n  gpu: [none]\n  cpu: [x86-64-v1]\n' >"$app/matrix.yaml"
+cat >"$app/recipe.yaml" <<'YAML'
+name: clones
+base: scratch
+matrix: matrix.yaml
+build:
+  workdir: src
+  run: 'mkdir -p "${out}/lib" && gcc -O3 -fPIC -shared -o "${out}/lib/libscale.so" scale.c'
+layers:
+  - {from: "${out}/lib", to: /opt/lib}
+YAML
+# The report goes to util::Output's progress, which `build` does not print when not on a terminal;
+# tests/unit/test_build_cpu_code_check.cpp checks its text.
+"$HWIMG" build "$app/recipe.yaml" -o "$TEST_TMP/out-clones" --tag 1 >/dev/null
+jq -r ".manifests[].annotations[\"org.opencontainers.image.ref.name\"]" "$TEST_TMP/out-clones/index.json" | grep -qx 1-cpu-x86-64-v1 || fail "the v1 variant was not written"
+echo "instructions beyond the label are refused by function; dispatched versions are accepted"

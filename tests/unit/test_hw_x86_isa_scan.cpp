@@ -1,0 +1,105 @@
+// The x86-64 instruction scan (docs/compatibility.md#instruction-sets): what each function of a
+// program GCC built needs, which code is dispatched, and the GNU ISA-needed note.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "hwimg/hw/x86_isa_scan.hpp"
+#include "hwimg/util/files.hpp"
+#include "x86_test_programs.hpp"
+
+using namespace hwimg;
+
+namespace {
+
+hw::X86IsaScan scan_file(const std::filesystem::path& path) {
+  const auto bytes = util::read_file(path);
+  REQUIRE(bytes.has_value());
+  auto scan = hw::scan_x86_isa(std::as_bytes(std::span(*bytes)), path.filename().string());
+  REQUIRE_MESSAGE(scan.has_value(), scan.error().message);
+  return std::move(*scan);
+}
+
+bool needs(const hw::X86FunctionUse& function, std::string_view feature) {
+  return std::ranges::any_of(function.uses, [&](const auto& use) {
+    return std::ranges::find(use.features, feature) != use.features.end();
+  });
+}
+
+const hw::X86FunctionUse* find_function(const hw::X86IsaScan& scan, std::string_view name) {
+  const auto it = std::ranges::find(scan.functions, name, &hw::X86FunctionUse::name);
+  return it == scan.functions.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+TEST_CASE("x86 scan: a loop built with -mavx2 needs avx2 in its function, which is not dispatched") {
+  const auto dir = test::scratch_directory();
+  test::compile_c(dir.path() / "v3", test::x86_add_loop, "-O3 -mavx2");
+  test::compile_c(dir.path() / "v1", test::x86_add_loop, "-O3 -march=x86-64");
+  const auto v3 = scan_file(dir.path() / "v3");
+  const auto* add = find_function(v3, "add_ints");
+  REQUIRE(add != nullptr);
+  CHECK(needs(*add, "avx2"));
+  CHECK(add->dispatch == hw::X86Dispatch::none);
+  const auto avx2 = std::ranges::find_if(add->uses, [](const auto& use) { return use.features[0] == "avx2"; });
+  REQUIRE(avx2 != add->uses.end());
+  CHECK(avx2->address >= add->address);
+  CHECK_FALSE(avx2->mnemonic.empty());
+  CHECK(v3.instructions > 0);
+  CHECK(v3.undecodable == 0);
+  const auto v1 = scan_file(dir.path() / "v1");
+  for (const auto& function : v1.functions) {
+    CHECK_MESSAGE(!needs(function, "avx2"), function.name);
+    CHECK_MESSAGE(!needs(function, "avx"), function.name);
+  }
+}
+
+TEST_CASE("x86 scan: target_clones versions and IFUNC targets are dispatched, also when stripped") {
+  const auto dir = test::scratch_directory();
+  test::compile_c(dir.path() / "libclones.so", test::x86_clones, "-O3 -fPIC -shared");
+  const auto scan = scan_file(dir.path() / "libclones.so");
+  const auto* avx2 = find_function(scan, "add_ints.avx2");
+  REQUIRE(avx2 != nullptr);
+  CHECK(needs(*avx2, "avx2"));
+  CHECK(hw::is_dispatched(avx2->dispatch));
+  // libgcc's CPU detection (XGETBV after CPUID) needs nothing.
+  for (const auto& function : scan.functions) CHECK_MESSAGE(!needs(function, "xsave"), function.name);
+
+  // Stripped: the clones lose their names; the resolver's LEAs still find them.
+  REQUIRE(std::system(fmt::format("strip --strip-all '{}'", (dir.path() / "libclones.so").string()).c_str()) == 0);
+  const auto stripped = scan_file(dir.path() / "libclones.so");
+  bool found = false;
+  for (const auto& function : stripped.functions) {
+    if (!needs(function, "avx2")) continue;
+    found = true;
+    CHECK(function.name.starts_with("code at 0x"));
+    CHECK(function.dispatch == hw::X86Dispatch::ifunc_target);
+  }
+  CHECK(found);
+}
+
+TEST_CASE("x86 scan: -mneeded writes the ISA level into the GNU property note; without it the note says baseline") {
+  const auto dir = test::scratch_directory();
+  test::compile_c(dir.path() / "needed", test::x86_add_loop, "-O3 -march=x86-64-v3 -mneeded");
+  test::compile_c(dir.path() / "plain", test::x86_add_loop, "-O3 -march=x86-64-v3");
+  CHECK(scan_file(dir.path() / "needed").needed_level == hw::X86Level::v3);
+  const auto plain = scan_file(dir.path() / "plain").needed_level;
+  CHECK((!plain || *plain == hw::X86Level::v1));
+}
+
+TEST_CASE("x86 scan: a file for another machine or a truncated one is refused with its name") {
+  const auto dir = test::scratch_directory();
+  test::compile_c(dir.path() / "prog", test::x86_add_loop, "-O2");
+  auto bytes = util::read_file(dir.path() / "prog");
+  REQUIRE(bytes.has_value());
+  auto other = *bytes;
+  other[18] = '\xb7';  // EM_AARCH64
+  other[19] = '\0';
+  const auto arm = hw::scan_x86_isa(std::as_bytes(std::span(other)), "prog");
+  REQUIRE_FALSE(arm.has_value());
+  CHECK(arm.error().message.find("not x86-64") != std::string::npos);
+  const auto cut = hw::scan_x86_isa(std::as_bytes(std::span(*bytes).first(200)), "prog");
+  REQUIRE_FALSE(cut.has_value());
+  CHECK(cut.error().message.starts_with("failed to read ELF file prog"));
+}
