@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Usage mistakes exit 2 in every subcommand (issue 15 §4): a bad reference, tag, flag value or
-# missing argument, whichever library function finds it, with one `hwimg: error:` line (or CLI11's
-# message) and nothing on stdout. Each row of the table is one command line; every row runs, then
+# missing argument, whichever library function finds it, with exactly one `hwimg: error:` line
+# (CLI11's own mistakes too, with the nearest command or option: issue 25) and nothing on stdout. Each row of the table is one command line; every row runs, then
 # the failed ones are listed.
 source "$(dirname "$0")/lib.sh"
 
@@ -13,7 +13,7 @@ printf 'name: app\nbase: scratch\nlayers: [{from: recipe.yaml, to: /recipe.yaml}
 ROWS=(
   "build recipe.yaml -o out --tag bad@@tag -- invalid tag \"bad@@tag\""
   "build recipe.yaml -o out --only nope -- unknown variant \"nope\" in --only"
-  "build recipe.yaml -o out --compression lz4 -- --compression: lz4 not in"
+  "build recipe.yaml -o out --compression lz4 -- hwimg: error: --compression: \"lz4\" is not one of {gzip,zstd} (see hwimg build --help)"
   "build recipe.yaml -o out --compression-level 99 -- invalid --compression-level 99"
   "build recipe.yaml -o out -j x -- --jobs"
   "build recipe.yaml --push bad!!ref -- failed to parse reference \"bad!!ref\""
@@ -23,8 +23,8 @@ ROWS=(
   "build recipe.yaml -o out --no-such-flag -- --no-such-flag"
   "inspect bad!!ref -- failed to parse reference \"bad!!ref\""
   "inspect oci:layout:bad@@tag -- invalid tag \"bad@@tag\""
-  "inspect oci:layout --format yaml -- --format: yaml not in"
-  "probe --format xml -- --format: xml not in"
+  "inspect oci:layout --format yaml -- --format: \"yaml\" is not one of {table,json}"
+  "probe --format xml -- --format: \"xml\" is not one of {json,text,nfd}"
   "matrix recipe.yaml --format xml -- --format"
   "push layout 127.0.0.1:5000/app:1 -- the source must be an image layout"
   "push oci:layout:bad@@tag 127.0.0.1:5000/app:1 -- invalid tag \"bad@@tag\""
@@ -37,19 +37,26 @@ ROWS=(
   "select bad!!ref -- failed to parse reference \"bad!!ref\""
   "select oci:layout:bad@@tag -- invalid tag \"bad@@tag\""
   "select oci:layout:1 --gpus 0,,1 -- empty GPU name"
-  "select oci:layout:1 --format xml -- --format: xml not in"
+  "select oci:layout:1 --format xml -- --format: \"xml\" is not one of {ref,json}"
   "select oci:layout:1 --host /nonexistent/facts.json -- File does not exist"
   "check bad!!ref -- failed to parse reference \"bad!!ref\""
   "check oci:layout:bad@@tag -- invalid tag \"bad@@tag\""
-  "check oci:layout:1 --format xml -- --format: xml not in"
+  "check oci:layout:1 --format xml -- --format: \"xml\" is not one of {text,json}"
   "index create bad!!ref --from 127.0.0.1:5000/app:1-a -- failed to parse reference \"bad!!ref\""
   "index create 127.0.0.1:5000/app:1 --from bad!!ref -- failed to parse reference \"bad!!ref\""
   "index create 127.0.0.1:5000/app@sha256:0000000000000000000000000000000000000000000000000000000000000000 --from 127.0.0.1:5000/app:1-a -- name it by tag"
   "serve --upstream bad!!host -- invalid upstream \"bad!!host\""
   "serve --upstream 127.0.0.1:5000 --listen nonsense -- invalid --listen \"nonsense\""
   "serve --upstream 127.0.0.1:5000 --ttl 5x -- invalid duration \"5x\""
-  "completion fish -- fish not in"
-  "no-such-command -- "
+  "completion fish -- hwimg: error: SHELL: \"fish\" is not one of {bash,zsh} (see hwimg completion --help)"
+  "no-such-command -- hwimg: error: unknown command \"no-such-command\"; hwimg --help lists the commands"
+  "sellect oci:layout:1 -- hwimg: error: unknown command \"sellect\" (did you mean select?); hwimg --help lists the commands"
+  "select oci:layout:1 --gpu 0 -- hwimg: error: unknown option --gpu for hwimg select (did you mean --gpus?)"
+  "probe --format jsn -- hwimg: error: --format: \"jsn\" is not one of {json,text,nfd} (did you mean json?)"
+  "cache lss -- hwimg: error: unknown command \"lss\" (did you mean ls?); hwimg cache --help lists the commands"
+  "cache -- hwimg: error: hwimg cache needs a command: ls, prune (hwimg cache --help)"
+  "select oci:layout:1 extra -- hwimg: error: unexpected argument extra for hwimg select (see hwimg select --help)"
+  "build -- hwimg: error: recipe is required (see hwimg build --help)"
 )
 
 FAILED=()
@@ -61,7 +68,8 @@ for row in "${ROWS[@]}"; do
   status=$?
   set -e
   stderr=$(cat "$TEST_TMP/stderr")
-  if [ "$status" != 2 ] || [[ "$stderr" != *"$expected"* ]] || [ -s "$TEST_TMP/stdout" ]; then
+  if [ "$status" != 2 ] || [[ "$stderr" != *"$expected"* ]] || [ -s "$TEST_TMP/stdout" ] ||
+    [ "$(wc -l <"$TEST_TMP/stderr")" != 1 ] || [[ "$stderr" != "hwimg: error: "* ]]; then
     echo "FAILED: hwimg ${words[*]}: exit $status (expected 2), stderr [$stderr], stdout [$(head -c 200 "$TEST_TMP/stdout")]" >&2
     FAILED+=("${words[*]}")
   fi

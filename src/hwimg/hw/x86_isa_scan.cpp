@@ -6,10 +6,10 @@
 #include <set>
 #include <unordered_set>
 
-#include <Zydis/Zydis.h>
 #include <fmt/format.h>
 
 #include "hwimg/hw/detail/x86_isa_features.hpp"
+#include "hwimg/hw/detail/zydis_library.hpp"
 #include "hwimg/hw/elf.hpp"
 #include "hwimg/hw/elf_machine.hpp"
 #include "hwimg/hw/gnu_property.hpp"
@@ -53,13 +53,13 @@ bool in_code(std::span<const Code> code, std::uint64_t address) { return !code_a
 
 // The code addresses a resolver loads (RIP-relative LEA, MOV of an immediate): the versions it
 // chooses between. Calls (to __cpu_indicator_init) are not among them.
-void collect_resolver_targets(const ZydisDecoder& decoder, std::span<const Code> code, std::uint64_t start,
+void collect_resolver_targets(const detail::ZydisLibrary& zydis, const ZydisDecoder& decoder, std::span<const Code> code, std::uint64_t start,
                               std::uint64_t size, std::set<std::uint64_t>& targets) {
   const auto bytes = code_at(code, start, size == 0 ? unsized_resolver_bytes : size);
   ZydisDecodedInstruction instruction;
   ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
   for (std::size_t offset = 0; offset < bytes.size();) {
-    if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, bytes.data() + offset, bytes.size() - offset, &instruction,
+    if (!ZYAN_SUCCESS(zydis.decode_full(&decoder, bytes.data() + offset, bytes.size() - offset, &instruction,
                                              operands))) {
       ++offset;
       continue;
@@ -72,7 +72,7 @@ void collect_resolver_targets(const ZydisDecoder& decoder, std::span<const Code>
       ZyanU64 target = 0;
       if (operand.type == ZYDIS_OPERAND_TYPE_MEMORY && operand.mem.base == ZYDIS_REGISTER_RIP &&
           instruction.mnemonic == ZYDIS_MNEMONIC_LEA) {
-        if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&instruction, &operand, address, &target))) continue;
+        if (!ZYAN_SUCCESS(zydis.calc_absolute_address(&instruction, &operand, address, &target))) continue;
       } else if (operand.type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
         target = operand.imm.value.u;
       } else {
@@ -184,8 +184,9 @@ Result<X86IsaScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_vi
   }
   std::ranges::sort(code, {}, &Code::address);
 
+  HWIMG_TRY_ASSIGN(const auto* zydis, with_context(detail::load_zydis(), "failed to scan the instructions of " + std::string(name)));
   ZydisDecoder decoder;
-  if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
+  if (!ZYAN_SUCCESS(zydis->decoder_init(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
     return fail("failed to scan the instructions of {}: Zydis could not set up its 64-bit decoder", name);
   }
   std::set<std::uint64_t> resolvers;
@@ -193,7 +194,7 @@ Result<X86IsaScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_vi
   for (const auto& symbol : symbols) {
     if (symbol.type == ElfSymbolType::gnu_ifunc && is_function(symbol)) {
       resolvers.insert(symbol.value);
-      collect_resolver_targets(decoder, code, symbol.value, symbol.size, targets);
+      collect_resolver_targets(*zydis, decoder, code, symbol.value, symbol.size, targets);
     }
   }
   const auto boundaries = make_boundaries(symbols, code, resolvers, targets);
@@ -209,7 +210,7 @@ Result<X86IsaScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_vi
     const auto* data = part.bytes.data();
     const auto size = part.bytes.size();
     for (std::size_t offset = 0; offset < size;) {
-      if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, data + offset, size - offset, &instruction))) {
+      if (!ZYAN_SUCCESS(zydis->decode_instruction(&decoder, nullptr, data + offset, size - offset, &instruction))) {
         ++offset;
         ++scan.undecodable;
         continue;
@@ -223,7 +224,7 @@ Result<X86IsaScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_vi
         if (!used.seen.test(set)) {
           used.seen.set(set);
           const auto features = detail::x86_isa_set_features(static_cast<int>(set));
-          used.uses.push_back({address, ZydisMnemonicGetString(instruction.mnemonic),
+          used.uses.push_back({address, zydis->mnemonic_string(instruction.mnemonic),
                                std::vector<std::string_view>(features.begin(), features.end())});
         }
       }
