@@ -40,7 +40,7 @@ step "zsh"
 assert_eq "#compdef hwimg" "$(head -n 1 "$TEST_TMP/_hwimg")" "first line"
 assert_contains "$(cat "$TEST_TMP/_hwimg")" '"index create") echo "--from' "nested subcommand options"
 expect_failure "$HWIMG" completion fish
-assert_contains "$OUT" "fish not in {bash,zsh}" "unknown shell"
+assert_contains "$OUT" "SHELL: \"fish\" is not one of {bash,zsh}" "unknown shell"
 if ! command -v zsh >/dev/null 2>&1; then
   echo "zsh is not installed: the zsh script was checked for its structure only"
   echo PASS
