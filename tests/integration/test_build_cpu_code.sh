@@ -51,6 +51,7 @@ layers:
 YAML
 # The report goes to util::Output's progress, which `build` does not print when not on a terminal;
 # tests/unit/test_build_cpu_code_check.cpp checks its text.
-"$HWIMG" build "$app/recipe.yaml" -o "$TEST_TMP/out-clones" --tag 1 >/dev/null
+report=$("$HWIMG" build "$app/recipe.yaml" -o "$TEST_TMP/out-clones" --tag 1 -v 2>&1 >/dev/null)
+assert_contains "$report" "variant cpu-x86-64-v1: dispatched code beyond x86-64-v1 accepted: " "the dispatched report with -v"
 jq -r ".manifests[].annotations[\"org.opencontainers.image.ref.name\"]" "$TEST_TMP/out-clones/index.json" | grep -qx 1-cpu-x86-64-v1 || fail "the v1 variant was not written"
 echo "instructions beyond the label are refused by function; dispatched versions are accepted"

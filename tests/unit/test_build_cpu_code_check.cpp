@@ -110,3 +110,21 @@ TEST_CASE("cpu code: a binary whose GNU property note needs x86-64-v3 is refused
                                      "that it needs x86-64-v3") != std::string::npos);
   CHECK(build::check_cpu_code(plan_for(variant_at("x86-64-v3"), dir.path() / "bin", true), output).has_value());
 }
+
+TEST_CASE("cpu code: runtime libraries that pick their code by CPUID (glibc, libstdc++, OpenSSL) are dispatched, "
+          "stripped or not; the same code under another name is refused") {
+  const auto dir = test::scratch_directory();
+  // What a bundled, stripped libstdc++ holds: AVX2 code only reached after its own CPUID check.
+  test::compile_c(dir.path() / "runtime" / "libstdc++.so.6", test::x86_add_loop, "-O3 -mavx2 -fPIC -shared -s");
+  test::compile_c(dir.path() / "other" / "libmine.so", test::x86_add_loop, "-O3 -mavx2 -fPIC -shared -s");
+  const auto v1 = variant_at("x86-64-v1");
+  ProgressLog output;
+  const auto accepted = build::check_cpu_code(plan_for(v1, dir.path() / "runtime", true), output);
+  REQUIRE_MESSAGE(accepted.has_value(), accepted.error().message);
+  REQUIRE(output.progress_lines.size() == 1);
+  CHECK(output.progress_lines[0].find("/opt/app/libstdc++.so.6: function add_ints needs avx") != std::string::npos);
+  CHECK(output.progress_lines[0].find("in a runtime library that selects its code by CPUID") != std::string::npos);
+  const auto refused = build::check_cpu_code(plan_for(v1, dir.path() / "other", true), output);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message.find("/opt/app/libmine.so: function add_ints needs avx") != std::string::npos);
+}

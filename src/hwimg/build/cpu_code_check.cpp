@@ -1,5 +1,9 @@
 #include "hwimg/build/cpu_code_check.hpp"
 
+#include <algorithm>
+#include <array>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "hwimg/build/architecture_check.hpp"
@@ -35,6 +39,18 @@ std::string missing_features(const hw::X86FunctionUse& function, const hw::Featu
   return util::join(missing, ", ");
 }
 
+// Runtime libraries that choose their code by CPUID when they start (glibc's dynamic loader and its
+// cpu_features, libc's and libm's IFUNCs, libstdc++'s random_device, libgcc's unwinder, OpenSSL's
+// OPENSSL_ia32cap; docs/compatibility.md#instruction-sets). Build steps copy them into images (the
+// CUDA example bundles the host's), stripped, so their dispatch is not visible in symbols.
+bool selects_code_at_run_time(const fs::path& file) {
+  static constexpr std::array<std::string_view, 11> prefixes{
+      "ld-linux-x86-64.so.", "libc.so.", "libm.so.", "libmvec.so.", "libpthread.so.", "libdl.so.",
+      "librt.so.", "libstdc++.so.", "libgcc_s.so.", "libcrypto.so.", "libssl.so."};
+  const auto name = file.filename().string();
+  return std::ranges::any_of(prefixes, [&](std::string_view prefix) { return name.starts_with(prefix); });
+}
+
 void check_file(const fs::path& file, const std::string& in_image, const hw::CpuTarget& target,
                 const hw::FeatureSet& allowed, std::vector<std::string>& problems, std::vector<std::string>& dispatched) {
   const auto identity = elf_identity_of(file);
@@ -62,6 +78,8 @@ void check_file(const fs::path& file, const std::string& in_image, const hw::Cpu
     auto line = fmt::format("{}: function {} needs {}", in_image, function.name, missing);
     if (hw::is_dispatched(function.dispatch)) {
       dispatched.push_back(fmt::format("{}, {}", line, hw::x86_dispatch_name(function.dispatch)));
+    } else if (selects_code_at_run_time(file)) {
+      dispatched.push_back(fmt::format("{}, in a runtime library that selects its code by CPUID", line));
     } else {
       problems.push_back(std::move(line));
     }

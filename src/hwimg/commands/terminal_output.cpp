@@ -23,7 +23,8 @@ void TerminalOutput::write(std::string_view text) {
 }
 
 void TerminalOutput::progress(std::string_view line) {
-  if (m_progress == Progress::hidden) return;
+  // --verbose asks for everything: progress too, when no terminal watches.
+  if (m_progress == Progress::hidden && m_verbose == Verbose::no) return;
   std::lock_guard lock(m_mutex);
   write(fmt::format("{}{}\n", m_status_shown ? "\r\033[K" : "", line));
   m_status_shown = false;

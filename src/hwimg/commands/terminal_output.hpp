@@ -1,6 +1,7 @@
 #pragma once
-// The Output every command uses: stderr, as a person reads it. Progress and status lines only
-// where someone watches, warnings always, log lines with --verbose.
+// The Output every command uses: stderr, as a person reads it. Progress lines where someone
+// watches or with --verbose, status lines only where someone watches, warnings always, log lines
+// with --verbose.
 
 #include <mutex>
 
