@@ -294,3 +294,13 @@ TEST_CASE("an upstream header whose value has a control character is not passed 
   CHECK(answer.header("Content-Type") == std::nullopt);
   CHECK(answer.header("Docker-Content-Digest") == right);
 }
+
+TEST_CASE("a by-digest body that came whole, not streamed, is checked too") {
+  // Found by fuzz/fuzz_serve: an answer whose head was cut off ("200 OK", then the connection
+  // closed) came back whole and empty, and went to the client as the blob: only streamed bodies
+  // were verified.
+  const auto answer = through_canned({{"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream", true}}, "GET",
+                                     blob_path());
+  CHECK(answer.status == 503);
+  CHECK(answer.body.find("hashes to " + oci::Digest::sha256_of("").str()) != std::string::npos);
+}

@@ -331,12 +331,25 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
     response.stream = [] { return Result<std::optional<std::string>>(std::nullopt); };
     response.stream_size = content_length(answer->headers);
   }
-  if (!answer->streamed) return response;
   std::optional<oci::Digest> expected;
   // Every success is checked (a 203's body is no less the digest's), but for the part of a body
   // a client asked for with Range, which no digest covers.
   const bool part = answer->status == 206 && request.header("range");
-  if (success && by_digest && !part) expected = oci::Digest::parse(route.reference).value();
+  if (success && by_digest && !part && method == registry::ReadMethod::get) {
+    expected = oci::Digest::parse(route.reference).value();
+  }
+  if (!answer->streamed) {
+    // A body that came whole (a small one, or one whose transfer ended before it was streamed)
+    // is checked whole.
+    if (const auto actual = oci::Digest::sha256_of(answer->body); expected && actual != *expected) {
+      m_metrics.count_upstream_error(upstream.registry);
+      const auto message = fmt::format("{} answered content that hashes to {} for {}", upstream.registry,
+                                       actual.str(), expected->str());
+      m_output.warning(message);
+      return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", message));
+    }
+    return response;
+  }
   response.stream_size = content_length(answer->headers);
   response.stream = verified_body(std::move(lease), expected, upstream.registry);
   return response;
