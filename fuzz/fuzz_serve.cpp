@@ -395,7 +395,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       return !connection.tail || since >= std::chrono::milliseconds(2);
     });
     const auto answers = answers_in(received, requests);
-    for (std::size_t i = 0; i < answers.size(); ++i) check(requests[i], answers[i]);
+    // Only where this harness reads a request as serve does (a NUL in a target ends the path
+    // libmicrohttpd hands on, for one).
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      if (requests[i].whole) check(requests[i], answers[i]);
+    }
     if (!requests.empty() && requests.front().whole) require(!answers.empty(), "serve did not answer a request");
     if (end == std::string_view::npos) break;
     rest.remove_prefix(end + 5);
