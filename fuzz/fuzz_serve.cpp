@@ -341,7 +341,7 @@ std::string exchange(std::uint16_t port, std::string_view request, Answered answ
   auto sent = Clock::now();
   const auto deadline = Clock::now() + std::chrono::seconds(5);
   while (true) {
-    require(Clock::now() < deadline, "serve kept a half-closed connection open for 5 s");
+    require(Clock::now() < deadline, "serve neither answered nor closed a connection in 5 s");
     pollfd watched{fd.get(), static_cast<short>(POLLIN | (sending ? POLLOUT : 0)), 0};
     const int ready = ::poll(&watched, 1, sending || closing ? 100 : 1);
     if (ready > 0 && sending && (watched.revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {

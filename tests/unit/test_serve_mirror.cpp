@@ -304,3 +304,12 @@ TEST_CASE("a by-digest body that came whole, not streamed, is checked too") {
   CHECK(answer.status == 503);
   CHECK(answer.body.find("hashes to " + oci::Digest::sha256_of("").str()) != std::string::npos);
 }
+
+TEST_CASE("an upstream status outside 200-599 is not passed on") {
+  // Found by fuzz/fuzz_serve: an upstream's "746" went to the client as the answer's status.
+  const auto answer = through_canned({{"HTTP/1.1 746 Odd\r\nContent-Length: 0\r\n\r\n"}}, "GET", blob_path());
+  CHECK(answer.status == 503);
+  CHECK(answer.body.find("status 746") != std::string::npos);
+  const auto tag = through_canned({{"HTTP/1.1 746 Odd\r\nContent-Length: 0\r\n\r\n"}}, "GET", "/v2/app/manifests/1.0");
+  CHECK(tag.status == 503);
+}

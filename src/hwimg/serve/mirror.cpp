@@ -83,6 +83,13 @@ std::optional<std::uint64_t> content_length(const Fields& headers) {
 }
 
 HttpResponse from_answer(const registry::Response& answer, const Route& route) {
+  // A status outside 200-599 is no final HTTP answer (RFC 9110 §15): passed on, a client may
+  // take it for anything, or reject the connection.
+  if (answer.status < 200 || answer.status > 599) {
+    return registry_error(503, "UNAVAILABLE",
+                          fmt::format("hwimg serve: the upstream answered status {}, which is no HTTP answer",
+                                      answer.status));
+  }
   HttpResponse response;
   response.status = static_cast<unsigned>(answer.status);
   response.headers = passed_on(answer.headers, route);
