@@ -313,3 +313,18 @@ TEST_CASE("an upstream status outside 200-599 is not passed on") {
   const auto tag = through_canned({{"HTTP/1.1 746 Odd\r\nContent-Length: 0\r\n\r\n"}}, "GET", "/v2/app/manifests/1.0");
   CHECK(tag.status == 503);
 }
+
+TEST_CASE("a HEAD answered without a Content-Length is never sent as a chunked stream") {
+  // Found by fuzz/fuzz_serve: an empty stream of unknown size went out chunked, and libmicrohttpd
+  // sent the chunked body's end ("0\r\n\r\n") after the HEAD answer, which the client read as the
+  // start of its next answer.
+  const auto blob = through_canned({{"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n", true}}, "HEAD",
+                                   blob_path());
+  CHECK(blob.status == 503);
+  CHECK(blob.body.find("without a Content-Length") != std::string::npos);
+  const auto tags = through_canned({{"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n", true}}, "HEAD",
+                                   "/v2/app/tags/list");
+  CHECK(tags.status == 200);
+  CHECK_FALSE(tags.stream_size.has_value());
+  CHECK(tags.body.empty());
+}

@@ -335,8 +335,22 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
   auto response = from_answer(*answer, route);
   if (method == registry::ReadMethod::head && success) {
     // A HEAD answer's Content-Length is the object's size (containerd sizes the descriptor by it).
-    response.stream = [] { return Result<std::optional<std::string>>(std::nullopt); };
-    response.stream_size = content_length(answer->headers);
+    // Without one, an empty stream would be sent chunked, and libmicrohttpd ends even a HEAD
+    // answer's chunked body, which the client then reads as the start of its next answer: a blob
+    // or manifest has a size to say (distribution spec), anything else is answered without.
+    const auto size = content_length(answer->headers);
+    if (!size && by_digest) {
+      lease->discard();
+      m_metrics.count_upstream_error(upstream.registry);
+      const auto message = fmt::format("{} answered HEAD of {} without a Content-Length", upstream.registry,
+                                       route.reference);
+      m_output.warning(message);
+      return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", message));
+    }
+    if (size) {
+      response.stream = [] { return Result<std::optional<std::string>>(std::nullopt); };
+      response.stream_size = size;
+    }
   }
   std::optional<oci::Digest> expected;
   // Every success is checked (a 203's body is no less the digest's), but for the part of a body
