@@ -328,3 +328,13 @@ TEST_CASE("a HEAD answered without a Content-Length is never sent as a chunked s
   CHECK_FALSE(tags.stream_size.has_value());
   CHECK(tags.body.empty());
 }
+
+TEST_CASE("an upstream header with an empty value is not passed on") {
+  // Found by fuzz/fuzz_serve: "Content-Type: " (then CRs) came through as an empty value, which
+  // libmicrohttpd refused, and with it the whole answer: the connection closed unanswered.
+  const auto answer = through_canned({{"HTTP/1.1 200 OK\r\nContent-Type: \r\nContent-Length: 2\r\n\r\n{}"}}, "GET",
+                                     "/v2/app/tags/list");
+  CHECK(answer.status == 200);
+  CHECK(answer.header("Content-Type") == std::nullopt);
+  CHECK(answer.body == "{}");
+}

@@ -58,9 +58,11 @@ std::string rewrite_link(std::string link, const Route& route) {
 }
 
 // A value with a control character (a bare CR, a NUL) is no field value (RFC 9110 §5.5), and
-// libmicrohttpd refuses to send it: the whole answer would be dropped, the connection closed.
+// libmicrohttpd refuses to send it, or an empty one: the whole answer would be dropped, the
+// connection closed.
 bool sendable(std::string_view value) {
-  return std::ranges::none_of(value, [](char c) { return (c >= 0 && c < 0x20 && c != '\t') || c == 0x7f; });
+  return !value.empty() &&
+         std::ranges::none_of(value, [](char c) { return (c >= 0 && c < 0x20 && c != '\t') || c == 0x7f; });
 }
 
 Fields passed_on(const Fields& headers, const Route& route) {
