@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -297,21 +298,31 @@ std::vector<Answer> answers_in(std::string_view received, const std::vector<Sent
   return out;
 }
 
-// The digest a by-digest request names: /v2/.../manifests/<digest> or /blobs/<digest>.
-std::optional<oci::Digest> digest_asked(std::string_view target) {
-  target = target.substr(0, target.find('?'));
-  for (const std::string_view marker : {"/manifests/", "/blobs/"}) {
-    if (const auto at = target.rfind(marker); at != std::string_view::npos) {
-      if (auto digest = oci::Digest::parse(target.substr(at + marker.size()))) return *digest;
-    }
+// The request's route as serve reads it (the path before '?', its ns value), so that a tag list
+// under a ".../manifests/..." name is not taken for a manifest.
+std::optional<serve::Route> route_of(std::string_view target, const std::vector<std::string>& upstreams) {
+  const auto question = target.find('?');
+  std::optional<std::string> ns;
+  for (auto query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
+       !query.empty();) {
+    const auto pair = query.substr(0, query.find('&'));
+    if (pair.starts_with("ns=")) ns = std::string(pair.substr(3));
+    query.remove_prefix(std::min(query.size(), pair.size() + 1));
   }
-  return std::nullopt;
+  auto route = serve::parse_route(target.substr(0, question), ns, upstreams);
+  if (!route) return std::nullopt;
+  return std::move(*route);
 }
 
-void check(const SentRequest& request, const Answer& answer) {
+void check(const SentRequest& request, const Answer& answer, const std::vector<std::string>& upstreams) {
   if (answer.status < 200 || answer.status > 299) return;
-  const bool manifest = request.target.find("/manifests/") != std::string::npos;
-  const auto asked = digest_asked(request.target);
+  const auto route = route_of(request.target, upstreams);
+  if (!route) return;
+  const bool manifest = route->kind == serve::RouteKind::manifest;
+  std::optional<oci::Digest> asked;
+  if ((manifest && route->by_digest()) || route->kind == serve::RouteKind::blob) {
+    asked = oci::Digest::parse(route->reference).value();
+  }
   const auto sent_digest = field(answer, "docker-content-digest");
   if (asked && sent_digest) require(*sent_digest == asked->str(), "serve named another digest than the one asked");
   if (request.method != "GET" || !answer.whole || answer.status == 206) return;
@@ -398,7 +409,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Only where this harness reads a request as serve does (a NUL in a target ends the path
     // libmicrohttpd hands on, for one).
     for (std::size_t i = 0; i < answers.size(); ++i) {
-      if (requests[i].whole) check(requests[i], answers[i]);
+      if (requests[i].whole) check(requests[i], answers[i], upstreams.names());
     }
     if (!requests.empty() && requests.front().whole) require(!answers.empty(), "serve did not answer a request");
     if (end == std::string_view::npos) break;
