@@ -61,8 +61,9 @@ public:
   void log(std::string_view) override {}
   [[nodiscard]] bool logging() const override { return false; }
   void warning(std::string_view line) override {
-    if (line.starts_with("failed to answer ") || line.find("unexpected error") != std::string_view::npos ||
-        line.starts_with("failed to close overdue")) {
+    // By their fixed beginnings: the mirror's own warnings quote upstream bytes, which may say anything.
+    if (line.starts_with("failed to answer ") || line.starts_with("a request failed with an unexpected error") ||
+        line.starts_with("refusing a request failed") || line.starts_with("failed to close overdue")) {
       finding(line);
     }
   }
