@@ -284,3 +284,27 @@ TEST_CASE("a request body sent a byte at a time is cut at the header's deadline 
   CHECK(closed_within(whole.get(), 3s, &received));
   CHECK(received.starts_with("HTTP/1.1 200 "));
 }
+
+TEST_CASE("a streamed body that breaks off closes its connection at once, not at the idle timeout") {
+  // How a client learns of a blob whose bytes are not its digest (the mirror's verified stream
+  // breaks off before its last piece): the connection closes then, not at the idle timeout
+  // (120 s by default). fuzz/fuzz_serve reads every answer to the server's close.
+  auto server = start(settings_on_any_port(), handlers([](const serve::HttpRequest& request) {
+                        serve::HttpResponse response;
+                        response.stream_size = 12;
+                        auto first = std::make_shared<bool>(request.path == "/data-then-break");
+                        response.stream = [first]() -> Result<std::optional<std::string>> {
+                          if (std::exchange(*first, false)) return std::optional<std::string>("not ");
+                          return fail("the digest is wrong");
+                        };
+                        return response;
+                      }));
+  for (const auto* path : {"/break", "/data-then-break"}) {
+    CAPTURE(path);
+    const auto fd = connect_to(server->port());
+    send_text(fd.get(), fmt::format("GET {} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", path));
+    std::string received;
+    CHECK(closed_within(fd.get(), 2s, &received));
+    CHECK(received.starts_with("HTTP/1.1 200"));
+  }
+}

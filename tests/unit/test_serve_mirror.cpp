@@ -178,3 +178,164 @@ TEST_CASE("a tag fetch that failed does not leave its client in the pool: the ne
   CHECK(again.status == 200);
   CHECK(again.body == BrokenThenGoodUpstream::manifest());
 }
+
+TEST_CASE("an upstream's bytes that are no UTF-8, quoted in an error, make a 503 with JSON, not an exception") {
+  // Found by fuzz/fuzz_serve: a manifest's Content-Type with the byte 0xF1 was quoted in the
+  // error, whose JSON dump threw type_error 316 out of the handler.
+  const auto manifest = BrokenThenGoodUpstream::manifest();
+  test::CannedServer upstream({{fmt::format("HTTP/1.1 200 OK\r\nContent-Type: application/vn\xf1.oci.image.manifest.v1+json"
+                                            "\r\nContent-Length: {}\r\n\r\n{}",
+                                            manifest.size(), manifest)}});
+  serve::Upstreams upstreams({{{upstream.address(), "", false}}, {}});
+  serve::HostState host{[] { return Result<probe::HostFacts>(select_test::cpu_host("x86-64-v3")); }};
+  REQUIRE(host.refresh());
+  serve::Metrics metrics;
+  serve::Mirror mirror{upstreams, host, metrics, util::null_output(), {}};
+  serve::HttpRequest request;
+  request.method = "GET";
+  request.path = "/v2/app/manifests/1.0";
+  const auto answer = mirror.handle(request);
+  CHECK(answer.status == 503);
+  CHECK(code_of(answer) == "UNAVAILABLE");
+  CHECK(answer.body.find("\xef\xbf\xbd") != std::string::npos);  // U+FFFD where the byte was
+}
+
+namespace {
+
+// The mirror of one canned upstream, for the request `method` `path`.
+serve::HttpResponse through_canned(const std::vector<test::CannedServer::Answer>& answers, std::string method,
+                                   std::string path, serve::Fields headers = {}) {
+  test::CannedServer upstream(answers);
+  serve::Upstreams upstreams({{{upstream.address(), "", false}}, {}});
+  serve::HostState host{[] { return Result<probe::HostFacts>(select_test::cpu_host("x86-64-v3")); }};
+  REQUIRE(host.refresh());
+  serve::Metrics metrics;
+  serve::Mirror mirror{upstreams, host, metrics, util::null_output(), {}};
+  serve::HttpRequest request;
+  request.method = std::move(method);
+  request.path = std::move(path);
+  request.headers = std::move(headers);
+  auto response = mirror.handle(request);
+  // A streamed body is read while its upstream is still there.
+  if (response.stream) {
+    while (true) {
+      auto piece = response.stream();
+      if (!piece) {
+        response.body = "(cut: " + piece.error().message + ")";
+        break;
+      }
+      if (!*piece) break;
+      response.body += **piece;
+    }
+    response.stream = nullptr;
+  }
+  return response;
+}
+
+std::string blob_path() {
+  return "/v2/app/blobs/" + oci::Digest::sha256_of("the blob").str();
+}
+
+}  // namespace
+
+TEST_CASE("a by-digest answer from an upstream that names another digest is refused, not passed on") {
+  // Found by fuzz/fuzz_serve: a HEAD of a blob passed on the upstream's Docker-Content-Digest,
+  // which named another digest than the one asked.
+  const auto wrong = "sha256:" + std::string(64, '0');
+  const auto head = through_canned({{"HTTP/1.1 200 OK\r\nDocker-Content-Digest: " + wrong + "\r\nContent-Length: 8\r\n\r\n"}},
+                                   "HEAD", blob_path());
+  CHECK(head.status == 503);
+  CHECK(head.body.find(wrong) != std::string::npos);
+  const auto right = oci::Digest::sha256_of("the blob").str();
+  const auto good = through_canned(
+      {{"HTTP/1.1 200 OK\r\nDocker-Content-Digest: " + right + "\r\nContent-Length: 8\r\n\r\nthe blob"}}, "GET",
+      blob_path());
+  CHECK(good.status == 200);
+  CHECK(good.header("Docker-Content-Digest") == right);
+  CHECK(good.body == "the blob");
+}
+
+TEST_CASE("a by-digest body is checked on every success status, not only 200") {
+  // Found by fuzz/fuzz_serve: a 203 passed "not the blob" on whole for the blob's digest.
+  const auto odd = through_canned({{"HTTP/1.1 203 Non-Authoritative Information\r\nContent-Length: 12\r\n\r\nnot the blob"}},
+                                  "GET", blob_path());
+  CHECK(odd.body.starts_with("(cut: "));
+  // A 206 for a Range the client asked is a part, which no digest covers.
+  const auto part = through_canned({{"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-3/8\r\nContent-Length: 4\r\n\r\nthe "}},
+                                   "GET", blob_path(), {{"range", "bytes=0-3"}});
+  CHECK(part.status == 206);
+  CHECK(part.body == "the ");
+  const auto unasked = through_canned({{"HTTP/1.1 206 Partial Content\r\nContent-Length: 4\r\n\r\nthe "}}, "GET", blob_path());
+  CHECK(unasked.body.starts_with("(cut: "));
+}
+
+TEST_CASE("a tag answered with a success other than 200 is not passed on unjudged") {
+  // Found by fuzz/fuzz_serve: a 203 for a tag went to the client as it was, its body unjudged and
+  // its Docker-Content-Digest unchecked.
+  const auto manifest = BrokenThenGoodUpstream::manifest();
+  const auto answer = through_canned(
+      {{fmt::format("HTTP/1.1 203 Non-Authoritative Information\r\nContent-Type: application/vnd.oci.image.manifest.v1+json"
+                    "\r\nDocker-Content-Digest: sha256:{}\r\nContent-Length: {}\r\n\r\n{}",
+                    std::string(64, '0'), manifest.size(), manifest)}},
+      "GET", "/v2/app/manifests/1.0");
+  CHECK(answer.status == 503);
+  CHECK(code_of(answer) == "UNAVAILABLE");
+}
+
+TEST_CASE("an upstream header whose value has a control character is not passed on") {
+  // Found by fuzz/fuzz_serve: a Content-Type with a bare CR was passed on; libmicrohttpd refused
+  // it, and with it the whole answer: the connection closed unanswered.
+  const auto right = oci::Digest::sha256_of("the blob").str();
+  const auto answer = through_canned(
+      {{"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\xff\xff\r\nDocker-Content-Digest: " + right +
+        "\r\nContent-Length: 8\r\n\r\nthe blob"}},
+      "GET", blob_path());
+  CHECK(answer.status == 200);
+  CHECK(answer.body == "the blob");
+  CHECK(answer.header("Content-Type") == std::nullopt);
+  CHECK(answer.header("Docker-Content-Digest") == right);
+}
+
+TEST_CASE("a by-digest body that came whole, not streamed, is checked too") {
+  // Found by fuzz/fuzz_serve: an answer whose head was cut off ("200 OK", then the connection
+  // closed) came back whole and empty, and went to the client as the blob: only streamed bodies
+  // were verified.
+  const auto answer = through_canned({{"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream", true}}, "GET",
+                                     blob_path());
+  CHECK(answer.status == 503);
+  CHECK(answer.body.find("hashes to " + oci::Digest::sha256_of("").str()) != std::string::npos);
+}
+
+TEST_CASE("an upstream status outside 200-599 is not passed on") {
+  // Found by fuzz/fuzz_serve: an upstream's "746" went to the client as the answer's status.
+  const auto answer = through_canned({{"HTTP/1.1 746 Odd\r\nContent-Length: 0\r\n\r\n"}}, "GET", blob_path());
+  CHECK(answer.status == 503);
+  CHECK(answer.body.find("status 746") != std::string::npos);
+  const auto tag = through_canned({{"HTTP/1.1 746 Odd\r\nContent-Length: 0\r\n\r\n"}}, "GET", "/v2/app/manifests/1.0");
+  CHECK(tag.status == 503);
+}
+
+TEST_CASE("a HEAD answered without a Content-Length is never sent as a chunked stream") {
+  // Found by fuzz/fuzz_serve: an empty stream of unknown size went out chunked, and libmicrohttpd
+  // sent the chunked body's end ("0\r\n\r\n") after the HEAD answer, which the client read as the
+  // start of its next answer.
+  const auto blob = through_canned({{"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n", true}}, "HEAD",
+                                   blob_path());
+  CHECK(blob.status == 503);
+  CHECK(blob.body.find("without a Content-Length") != std::string::npos);
+  const auto tags = through_canned({{"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n", true}}, "HEAD",
+                                   "/v2/app/tags/list");
+  CHECK(tags.status == 200);
+  CHECK_FALSE(tags.stream_size.has_value());
+  CHECK(tags.body.empty());
+}
+
+TEST_CASE("an upstream header with an empty value is not passed on") {
+  // Found by fuzz/fuzz_serve: "Content-Type: " (then CRs) came through as an empty value, which
+  // libmicrohttpd refused, and with it the whole answer: the connection closed unanswered.
+  const auto answer = through_canned({{"HTTP/1.1 200 OK\r\nContent-Type: \r\nContent-Length: 2\r\n\r\n{}"}}, "GET",
+                                     "/v2/app/tags/list");
+  CHECK(answer.status == 200);
+  CHECK(answer.header("Content-Type") == std::nullopt);
+  CHECK(answer.body == "{}");
+}

@@ -57,10 +57,18 @@ std::string rewrite_link(std::string link, const Route& route) {
   return link;
 }
 
+// A value with a control character (a bare CR, a NUL) is no field value (RFC 9110 §5.5), and
+// libmicrohttpd refuses to send it, or an empty one: the whole answer would be dropped, the
+// connection closed.
+bool sendable(std::string_view value) {
+  return !value.empty() &&
+         std::ranges::none_of(value, [](char c) { return (c >= 0 && c < 0x20 && c != '\t') || c == 0x7f; });
+}
+
 Fields passed_on(const Fields& headers, const Route& route) {
   Fields out;
   for (const auto& [name, value] : headers) {
-    if (std::ranges::find(passed_headers, name) == passed_headers.end()) continue;
+    if (std::ranges::find(passed_headers, name) == passed_headers.end() || !sendable(value)) continue;
     out.emplace_back(name, name == "link" ? rewrite_link(value, route) : value);
   }
   return out;
@@ -77,6 +85,13 @@ std::optional<std::uint64_t> content_length(const Fields& headers) {
 }
 
 HttpResponse from_answer(const registry::Response& answer, const Route& route) {
+  // A status outside 200-599 is no final HTTP answer (RFC 9110 §15): passed on, a client may
+  // take it for anything, or reject the connection.
+  if (answer.status < 200 || answer.status > 599) {
+    return registry_error(503, "UNAVAILABLE",
+                          fmt::format("hwimg serve: the upstream answered status {}, which is no HTTP answer",
+                                      answer.status));
+  }
   HttpResponse response;
   response.status = static_cast<unsigned>(answer.status);
   response.headers = passed_on(answer.headers, route);
@@ -135,7 +150,11 @@ HttpResponse registry_error(unsigned status, std::string_view code, std::string_
   HttpResponse response;
   response.status = status;
   response.headers = {{std::string(api_version_header), "registry/2.0"}, {"Content-Type", "application/json"}};
-  response.body = util::json::Json{{"errors", util::json::Json::array({error})}}.dump() + "\n";
+  // The message may quote an upstream's bytes (a Content-Type, a reason), which need not be UTF-8:
+  // replaced, where a strict dump would throw out of the handler.
+  response.body = util::json::Json{{"errors", util::json::Json::array({error})}}.dump(
+                      -1, ' ', false, util::json::Json::error_handler_t::replace) +
+                  "\n";
   return response;
 }
 
@@ -232,7 +251,9 @@ Result<SharedOutcome> Mirror::judge_tag(registry::Client& client, const Route& r
   HWIMG_TRY_ASSIGN(auto answer, client.forward(reference, registry::ReadMethod::get, api_path(route),
                                                 manifest_headers(), oci::max_manifest_size));
   TagOutcome outcome;
-  if (answer.status != 200) {
+  // Any other success (a 203, a 206) is no answer to pass on as it is: its body is judged, and
+  // refused, as a 200's would be.
+  if (answer.status < 200 || answer.status > 299) {
     m_output.progress(fmt::format("{}: upstream answered {}", image, answer.status));
     outcome.upstream = std::move(answer);
     return std::make_shared<const TagOutcome>(std::move(outcome));
@@ -301,16 +322,56 @@ HttpResponse Mirror::pass_through(const HttpRequest& request, const Route& route
     m_output.warning(answer.error().message);
     return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", answer.error().message));
   }
-  auto response = from_answer(*answer, route);
-  if (method == registry::ReadMethod::head && answer->status >= 200 && answer->status < 300) {
-    // A HEAD answer's Content-Length is the object's size (containerd sizes the descriptor by it).
-    response.stream = [] { return Result<std::optional<std::string>>(std::nullopt); };
-    response.stream_size = content_length(answer->headers);
+  const bool success = answer->status >= 200 && answer->status < 300;
+  const bool by_digest = route.kind == RouteKind::blob || (route.kind == RouteKind::manifest && route.by_digest());
+  // What is sent for a digest is that digest's, whatever the upstream says: an upstream naming
+  // another is broken (or lying), and a client that trusted the header would take its word.
+  if (const auto claimed = util::field_value(answer->headers, "docker-content-digest");
+      success && by_digest && claimed && *claimed != route.reference) {
+    lease->discard();
+    m_metrics.count_upstream_error(upstream.registry);
+    const auto message = fmt::format("{} answered {} for {}", upstream.registry, *claimed, route.reference);
+    m_output.warning(message);
+    return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", message));
   }
-  if (!answer->streamed) return response;
+  auto response = from_answer(*answer, route);
+  if (method == registry::ReadMethod::head && success) {
+    // A HEAD answer's Content-Length is the object's size (containerd sizes the descriptor by it).
+    // Without one, an empty stream would be sent chunked, and libmicrohttpd ends even a HEAD
+    // answer's chunked body, which the client then reads as the start of its next answer: a blob
+    // or manifest has a size to say (distribution spec), anything else is answered without.
+    const auto size = content_length(answer->headers);
+    if (!size && by_digest) {
+      lease->discard();
+      m_metrics.count_upstream_error(upstream.registry);
+      const auto message = fmt::format("{} answered HEAD of {} without a Content-Length", upstream.registry,
+                                       route.reference);
+      m_output.warning(message);
+      return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", message));
+    }
+    if (size) {
+      response.stream = [] { return Result<std::optional<std::string>>(std::nullopt); };
+      response.stream_size = size;
+    }
+  }
   std::optional<oci::Digest> expected;
-  if (answer->status == 200 && route.kind != RouteKind::tags && route.kind != RouteKind::referrers) {
+  // Every success is checked (a 203's body is no less the digest's), but for the part of a body
+  // a client asked for with Range, which no digest covers.
+  const bool part = answer->status == 206 && request.header("range");
+  if (success && by_digest && !part && method == registry::ReadMethod::get) {
     expected = oci::Digest::parse(route.reference).value();
+  }
+  if (!answer->streamed) {
+    // A body that came whole (a small one, or one whose transfer ended before it was streamed)
+    // is checked whole.
+    if (const auto actual = oci::Digest::sha256_of(answer->body); expected && actual != *expected) {
+      m_metrics.count_upstream_error(upstream.registry);
+      const auto message = fmt::format("{} answered content that hashes to {} for {}", upstream.registry,
+                                       actual.str(), expected->str());
+      m_output.warning(message);
+      return registry_error(503, "UNAVAILABLE", fmt::format("hwimg serve: {}", message));
+    }
+    return response;
   }
   response.stream_size = content_length(answer->headers);
   response.stream = verified_body(std::move(lease), expected, upstream.registry);
