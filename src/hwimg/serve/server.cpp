@@ -187,26 +187,26 @@ Result<int> run_server(const ServeOptions& options) {
                               listen.first.find(':') != std::string::npos ? "[" + listen.first + "]" : listen.first,
                               server->port(), util::join(upstreams.names(), ", "), describe(*host.facts())));
   notify(notifier, "READY=1", output);
-  using Clock = std::chrono::steady_clock;
+  using Steady = std::chrono::steady_clock;
   // systemd's advice: ping at half the interval it kills at.
   // (Zero: no watchdog. A plain duration, where an optional one drew GCC 12's maybe-uninitialized.)
   const auto watchdog = notifier && notifier->watchdog()
                             ? std::chrono::duration_cast<std::chrono::milliseconds>(*notifier->watchdog() / 2)
                             : std::chrono::milliseconds(0);
-  auto next_refresh = Clock::now() + options.refresh;
-  auto next_watchdog = watchdog.count() > 0 ? Clock::now() : Clock::time_point::max();
+  auto next_refresh = Steady::now() + options.refresh;
+  auto next_watchdog = watchdog.count() > 0 ? Steady::now() : Steady::time_point::max();
   while (true) {
     const auto until = std::min(next_refresh, next_watchdog);
-    const int signal = signals.wait(std::max(std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()),
+    const int signal = signals.wait(std::max(std::chrono::ceil<std::chrono::milliseconds>(until - Steady::now()),
                                              std::chrono::milliseconds(0)));
     if (signal == SIGTERM || signal == SIGINT) break;
-    if (signal == SIGHUP || Clock::now() >= next_refresh) {
+    if (signal == SIGHUP || Steady::now() >= next_refresh) {
       reload(host, mirror, output);
-      next_refresh = Clock::now() + options.refresh;
+      next_refresh = Steady::now() + options.refresh;
     }
-    if (watchdog.count() > 0 && Clock::now() >= next_watchdog) {
+    if (watchdog.count() > 0 && Steady::now() >= next_watchdog) {
       tend_watchdog(*notifier, listen.first, server->port(), output);
-      next_watchdog = Clock::now() + watchdog;
+      next_watchdog = Steady::now() + watchdog;
     }
   }
   notify(notifier, "STOPPING=1", output);
