@@ -19,17 +19,23 @@ using namespace hwimg;
 
 namespace {
 
+// A mirror of one upstream for an x86-64-v3 node without GPUs.
 struct Fixture {
-  serve::Upstreams upstreams{{{{"127.0.0.1:5000", "local", false}}, {}}};
+  explicit Fixture(std::string upstream = "127.0.0.1:5000", std::string name = "local")
+      : upstreams{{{{std::move(upstream), std::move(name), false}}, {}}} {}
+
+  serve::Upstreams upstreams;
   serve::HostState host{[] { return Result<probe::HostFacts>(select_test::cpu_host("x86-64-v3")); }};
   serve::Metrics metrics;
   serve::Mirror mirror{upstreams, host, metrics, util::null_output(), {}};
 
-  serve::HttpResponse get(std::string path, std::string method = "GET", serve::Fields query = {}) {
+  serve::HttpResponse get(std::string path, std::string method = "GET", serve::Fields query = {},
+                          serve::Fields headers = {}) {
     serve::HttpRequest request;
     request.method = std::move(method);
     request.path = std::move(path);
     request.query = std::move(query);
+    request.headers = std::move(headers);
     return mirror.handle(request);
   }
 };
@@ -165,16 +171,10 @@ TEST_CASE("a tag fetch that failed does not leave its client in the pool: the ne
   // An upstream's broken answer may leave a client mid-transfer, or sure the upstream speaks
   // HTTPS (issue 23, F7): pooled again, it failed every later tag until serve restarted.
   BrokenThenGoodUpstream upstream(1);
-  serve::Upstreams upstreams({{{upstream.address(), "", false}}, {}});
-  serve::HostState host{[] { return Result<probe::HostFacts>(select_test::cpu_host("x86-64-v3")); }};
-  REQUIRE(host.refresh());
-  serve::Metrics metrics;
-  serve::Mirror mirror{upstreams, host, metrics, util::null_output(), {}};
-  serve::HttpRequest request;
-  request.method = "GET";
-  request.path = "/v2/app/manifests/1.0";
-  CHECK(mirror.handle(request).status == 503);
-  const auto again = mirror.handle(request);
+  Fixture fixture(upstream.address(), "");
+  REQUIRE(fixture.host.refresh());
+  CHECK(fixture.get("/v2/app/manifests/1.0").status == 503);
+  const auto again = fixture.get("/v2/app/manifests/1.0");
   CHECK(again.status == 200);
   CHECK(again.body == BrokenThenGoodUpstream::manifest());
 }
@@ -186,15 +186,9 @@ TEST_CASE("an upstream's bytes that are no UTF-8, quoted in an error, make a 503
   test::CannedServer upstream({{fmt::format("HTTP/1.1 200 OK\r\nContent-Type: application/vn\xf1.oci.image.manifest.v1+json"
                                             "\r\nContent-Length: {}\r\n\r\n{}",
                                             manifest.size(), manifest)}});
-  serve::Upstreams upstreams({{{upstream.address(), "", false}}, {}});
-  serve::HostState host{[] { return Result<probe::HostFacts>(select_test::cpu_host("x86-64-v3")); }};
-  REQUIRE(host.refresh());
-  serve::Metrics metrics;
-  serve::Mirror mirror{upstreams, host, metrics, util::null_output(), {}};
-  serve::HttpRequest request;
-  request.method = "GET";
-  request.path = "/v2/app/manifests/1.0";
-  const auto answer = mirror.handle(request);
+  Fixture fixture(upstream.address(), "");
+  REQUIRE(fixture.host.refresh());
+  const auto answer = fixture.get("/v2/app/manifests/1.0");
   CHECK(answer.status == 503);
   CHECK(code_of(answer) == "UNAVAILABLE");
   CHECK(answer.body.find("\xef\xbf\xbd") != std::string::npos);  // U+FFFD where the byte was
@@ -206,16 +200,9 @@ namespace {
 serve::HttpResponse through_canned(const std::vector<test::CannedServer::Answer>& answers, std::string method,
                                    std::string path, serve::Fields headers = {}) {
   test::CannedServer upstream(answers);
-  serve::Upstreams upstreams({{{upstream.address(), "", false}}, {}});
-  serve::HostState host{[] { return Result<probe::HostFacts>(select_test::cpu_host("x86-64-v3")); }};
-  REQUIRE(host.refresh());
-  serve::Metrics metrics;
-  serve::Mirror mirror{upstreams, host, metrics, util::null_output(), {}};
-  serve::HttpRequest request;
-  request.method = std::move(method);
-  request.path = std::move(path);
-  request.headers = std::move(headers);
-  auto response = mirror.handle(request);
+  Fixture fixture(upstream.address(), "");
+  REQUIRE(fixture.host.refresh());
+  auto response = fixture.get(std::move(path), std::move(method), {}, std::move(headers));
   // A streamed body is read while its upstream is still there.
   if (response.stream) {
     while (true) {
