@@ -58,6 +58,7 @@ def main():
     parser.add_argument("--hang-after-uploads", type=int, default=-1)
     parser.add_argument("--paginate-tags", type=int, default=0)
     parser.add_argument("--stall-blob-gets", type=int, default=0)
+    parser.add_argument("--fail-blob-heads", action="store_true")
     parser.add_argument("--refuse-subject", action="store_true")
     parser.add_argument("--oci-subject", action="store_true")
     parser.add_argument("--log", default=os.devnull)
@@ -141,6 +142,8 @@ def main():
                 time.sleep(120)
                 self.close_connection = True
                 return
+            if args.fail_blob_heads and self.command == "HEAD" and "/blobs/sha256:" in path:
+                fault = "500"  # every time: a registry whose blob checks keep failing
             if fault:
                 note("fault %s %s %s" % (fault, self.command, path.split("?")[0]))
             if fault == "drop-before":

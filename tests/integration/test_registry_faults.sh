@@ -38,6 +38,14 @@ assert_eq "$(ls "$layout/blobs/sha256" | sort)" "$(ls "$TEST_TMP/back/blobs/sha2
 raw=$(skopeo inspect --raw --tls-verify=false --creds "hwimg:$password" "docker://$reg/test/flaky:v1" | sha256sum | cut -d' ' -f1)
 assert_eq "$index_digest" "sha256:$raw" "index digest after the faulty push"
 
+step "blob checks that keep answering 500 (distribution 2.8 under concurrent uploads) do not fail the push: it uploads"
+registry_proxy heads --fail-blob-heads
+hw_ok push --plain-http "oci:$layout:v1" "$PROXY_ADDR/test/heads"
+assert_contains "$OUT" "@$index_digest: " "push whose blob checks all fail"
+grep -q '^fault 500 HEAD /v2/test/heads/blobs/sha256:' "$TEST_TMP/proxy-heads.log" || fail "no blob check was failed"
+assert_eq "$index_digest" "sha256:$(skopeo inspect --raw --tls-verify=false --creds "hwimg:$password" \
+  "docker://$reg/test/heads:v1" | sha256sum | cut -d' ' -f1)" "index digest after the push"
+
 step "an interrupted push, resumed, uploads only the missing blobs"
 resume="$TEST_TMP/resume"
 resume_digest=$(make_layout "$resume" v1 --variants 4 --seed 5 --shared-size $((2 << 20)) --variant-size $((2 << 20)))

@@ -57,7 +57,10 @@ void Pusher::check_blob(BlobJob& job) {
       }
       return blob_done(job);
     }
-    if (r.ok() && r.status == 404) {
+    // A check that kept failing after its retries (Debian's distribution 2.8 answers 500 while
+    // concurrent uploads rewrite the blob's link in place) is no answer: the upload, harmless for
+    // a blob that is there, rewrites the link, and its own failures are retried as uploads are.
+    if ((r.ok() && r.status == 404) || is_transient(r)) {
       // A blob checked again for a refused manifest goes up at once: the slots are the manifests'.
       if (job.holds_slot || !job.waiters.empty()) return start_upload(job);
       m_pending_blobs.push_back(&job);
