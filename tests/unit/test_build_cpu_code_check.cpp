@@ -13,17 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class ProgressLog final : public util::Output {
-public:
-  void progress(std::string_view line) override { progress_lines.emplace_back(line); }
-  void status(std::string_view) override {}
-  void clear_status() override {}
-  void warning(std::string_view line) override { warnings.emplace_back(line); }
-  void log(std::string_view) override {}
-  [[nodiscard]] bool logging() const override { return false; }
-  std::vector<std::string> progress_lines;
-  std::vector<std::string> warnings;
-};
 
 matrix::Variant variant_at(std::string level) {
   matrix::Variant variant;
@@ -50,7 +39,7 @@ TEST_CASE("cpu code: AVX2 in a v2 variant is refused naming file, function, inst
   const auto dir = test::scratch_directory();
   test::compile_c(dir.path() / "bin" / "app", test::x86_add_loop, "-O3 -march=x86-64-v3");
   const auto v2 = variant_at("x86-64-v2");
-  ProgressLog output;
+  test::WarningLog output;
   const auto refused = build::check_cpu_code(plan_for(v2, dir.path() / "bin", true), output);
   REQUIRE_FALSE(refused.has_value());
   const auto& message = refused.error().message;
@@ -71,26 +60,26 @@ TEST_CASE("cpu code: a shared layer warns, verify.cpu off skips, strict refuses 
   const auto dir = test::scratch_directory();
   test::compile_c(dir.path() / "bin" / "app", test::x86_add_loop, "-O3 -mavx2");
   const auto v1 = variant_at("x86-64-v1");
-  ProgressLog output;
+  test::WarningLog output;
   auto shared = plan_for(v1, dir.path() / "bin", false);
   CHECK(build::check_cpu_code(shared, output).has_value());
-  REQUIRE(output.warnings.size() == 1);
-  CHECK(output.warnings[0].starts_with("variant cpu-x86-64-v1 is labelled x86-64-v1, but /opt/app/app: function "
+  REQUIRE(output.lines.size() == 1);
+  CHECK(output.lines[0].starts_with("variant cpu-x86-64-v1 is labelled x86-64-v1, but /opt/app/app: function "
                                        "add_ints needs avx"));
   shared.verify_cpu = recipe::CpuVerify::strict;
   CHECK_FALSE(build::check_cpu_code(shared, output).has_value());
   auto own = plan_for(v1, dir.path() / "bin", true);
   own.verify_cpu = recipe::CpuVerify::off;
-  output.warnings.clear();
+  output.lines.clear();
   CHECK(build::check_cpu_code(own, output).has_value());
-  CHECK(output.warnings.empty());
+  CHECK(output.lines.empty());
 }
 
 TEST_CASE("cpu code: a v1 variant holding a target_clones library is accepted and reports it as dispatched") {
   const auto dir = test::scratch_directory();
   test::compile_c(dir.path() / "lib" / "libclones.so", test::x86_clones, "-O3 -fPIC -shared");
   const auto v1 = variant_at("x86-64-v1");
-  ProgressLog output;
+  test::WarningLog output;
   const auto accepted = build::check_cpu_code(plan_for(v1, dir.path() / "lib", true), output);
   REQUIRE_MESSAGE(accepted.has_value(), accepted.error().message);
   REQUIRE(output.progress_lines.size() == 1);
@@ -103,7 +92,7 @@ TEST_CASE("cpu code: a binary whose GNU property note needs x86-64-v3 is refused
   // -mneeded with a v1 body: only the note is above the level.
   test::compile_c(dir.path() / "bin" / "app", "int main(void) { return 0; }\n", "-O2 -march=x86-64-v3 -mneeded");
   const auto v2 = variant_at("x86-64-v2");
-  ProgressLog output;
+  test::WarningLog output;
   const auto refused = build::check_cpu_code(plan_for(v2, dir.path() / "bin", true), output);
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message.find("/opt/app/app says in its GNU property note (GNU_PROPERTY_X86_ISA_1_NEEDED) "
@@ -118,7 +107,7 @@ TEST_CASE("cpu code: runtime libraries that pick their code by CPUID (glibc, lib
   test::compile_c(dir.path() / "runtime" / "libstdc++.so.6", test::x86_add_loop, "-O3 -mavx2 -fPIC -shared -s");
   test::compile_c(dir.path() / "other" / "libmine.so", test::x86_add_loop, "-O3 -mavx2 -fPIC -shared -s");
   const auto v1 = variant_at("x86-64-v1");
-  ProgressLog output;
+  test::WarningLog output;
   const auto accepted = build::check_cpu_code(plan_for(v1, dir.path() / "runtime", true), output);
   REQUIRE_MESSAGE(accepted.has_value(), accepted.error().message);
   REQUIRE(output.progress_lines.size() == 1);

@@ -88,16 +88,17 @@ inline void tag_in_layout(const oci::Layout& layout, oci::Descriptor descriptor,
   REQUIRE_MESSAGE(updated.has_value(), updated.error().message);
 }
 
-// An output that records warnings and drops the rest.
+// An output that records warnings (and progress lines apart) and drops the rest.
 class WarningLog final : public util::Output {
 public:
-  void progress(std::string_view) override {}
+  void progress(std::string_view line) override { progress_lines.emplace_back(line); }
   void status(std::string_view) override {}
   void clear_status() override {}
   void warning(std::string_view line) override { lines.emplace_back(line); }
   void log(std::string_view) override {}
   [[nodiscard]] bool logging() const override { return false; }
   std::vector<std::string> lines;
+  std::vector<std::string> progress_lines;
 };
 
 // NVIDIA_REQUIRE_CUDA of NVIDIA's nvidia/cuda images
