@@ -13,7 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 matrix::Variant variant_at(std::string level) {
   matrix::Variant variant;
   variant.id = "cpu-" + level;
