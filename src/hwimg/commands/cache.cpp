@@ -1,10 +1,9 @@
 #include "hwimg/commands/cache.hpp"
 
-#include <ctime>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "hwimg/build/variant_builder.hpp"
 #include "hwimg/commands/environment.hpp"
 #include "hwimg/image/cache_prune.hpp"
 #include "hwimg/util/byte_size.hpp"
@@ -36,20 +35,12 @@ std::string age(Clock::time_point then, Clock::time_point now) {
   return fmt::format("{} days ago", seconds / 86400);
 }
 
-std::string utc(Clock::time_point when) {
-  const std::time_t t = Clock::to_time_t(when);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                     tm.tm_min, tm.tm_sec);
-}
-
 nlohmann::ordered_json entry_json(const image::CacheEntry& entry) {
   nlohmann::ordered_json out{{"kind", image::kind_name(entry.kind)},
                              {"name", display_name(entry)},
                              {"path", entry.name},
                              {"bytes", entry.bytes},
-                             {"last_used", utc(entry.last_used)},
+                             {"last_used", build::rfc3339(Clock::to_time_t(entry.last_used))},
                              {"in_use", entry.in_use}};
   if (!entry.about.empty()) out["recipe"] = entry.about;
   return out;

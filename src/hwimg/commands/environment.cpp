@@ -30,21 +30,6 @@ bool is_cuda_version(std::string_view text) {
 
 }  // namespace
 
-std::map<std::string, std::string> host_step_environment() {
-  static constexpr std::array<std::string_view, 6> passed{"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LANGUAGE"};
-  std::map<std::string, std::string> result;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string_view text(*entry);
-    const auto equals = text.find('=');
-    if (equals == std::string_view::npos) continue;
-    const auto name = text.substr(0, equals);
-    if (name.starts_with("LC_") || std::ranges::find(passed, name) != passed.end()) {
-      result.emplace(name, text.substr(equals + 1));
-    }
-  }
-  return result;
-}
-
 std::map<std::string, std::string> process_environment() {
   std::map<std::string, std::string> result;
   for (char** entry = environ; *entry != nullptr; ++entry) {
@@ -52,6 +37,15 @@ std::map<std::string, std::string> process_environment() {
     const auto equals = text.find('=');
     if (equals != std::string_view::npos) result.emplace(text.substr(0, equals), text.substr(equals + 1));
   }
+  return result;
+}
+
+std::map<std::string, std::string> host_step_environment() {
+  static constexpr std::array<std::string_view, 6> passed{"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LANGUAGE"};
+  auto result = process_environment();
+  std::erase_if(result, [](const auto& entry) {
+    return !entry.first.starts_with("LC_") && std::ranges::find(passed, entry.first) == passed.end();
+  });
   return result;
 }
 

@@ -132,7 +132,7 @@ std::set<std::string> pinned_entries(const fs::path& root, StaleLeases stale) {
   return pinned;
 }
 
-Result<std::vector<CacheEntry>> list_cache(const fs::path& root) {
+Result<std::vector<CacheEntry>> list_cache(const fs::path& root, StaleLeases stale) {
   std::vector<CacheEntry> entries;
   std::error_code ec;
   if (!fs::exists(root, ec)) return entries;
@@ -143,7 +143,7 @@ Result<std::vector<CacheEntry>> list_cache(const fs::path& root) {
   add_blobs(root, entries);
   add_root_filesystems(root, entries);
   add_staging_layouts(root, entries);
-  const auto pinned = pinned_entries(root, StaleLeases::keep);
+  const auto pinned = pinned_entries(root, stale);
   for (auto& entry : entries) entry.in_use = pinned.contains(entry.name);
   std::sort(entries.begin(), entries.end(), [](const CacheEntry& a, const CacheEntry& b) {
     return std::tie(a.last_used, a.name) < std::tie(b.last_used, b.name);

@@ -26,13 +26,15 @@ struct CacheEntry {
   bool in_use = false;  // pinned by a running process's lease
 };
 
-// Every entry under `root`, least recently used first; none when there is no cache there. What
-// killed writers left (temporaries, staging directories of unpacks) is not an entry.
-[[nodiscard]] Result<std::vector<CacheEntry>> list_cache(const std::filesystem::path& root);
-
 // The entries pinned by the leases of running processes. With `reclaim`, leases whose process
 // ended are removed (only a prune, holding the prune lock, may).
 enum class StaleLeases { keep, reclaim };
+
+// Every entry under `root`, least recently used first, `in_use` from the leases read as `stale`
+// says; none when there is no cache there. What killed writers left (temporaries, staging
+// directories of unpacks) is not an entry.
+[[nodiscard]] Result<std::vector<CacheEntry>> list_cache(const std::filesystem::path& root,
+                                                         StaleLeases stale = StaleLeases::keep);
 [[nodiscard]] std::set<std::string> pinned_entries(const std::filesystem::path& root, StaleLeases stale);
 
 // The disk space a file or a directory tree takes, hard links counted once, not following links.

@@ -92,17 +92,13 @@ Result<PruneReport> prune_cache(const fs::path& root, const PrunePolicy& policy,
       return report;
     }
   }
-  // Under the lock, so no pin lands between reading the leases and removing.
-  const auto pinned = pinned_entries(root, StaleLeases::reclaim);
   for (const auto& directory : {root / "rootfs", root / "staging"}) {
     util::remove_orphaned_temporaries(directory, ".", ".tmp-");
   }
-  HWIMG_TRY_ASSIGN(auto entries, list_cache(root));
+  // Under the lock, so no pin lands between reading the leases and removing.
+  HWIMG_TRY_ASSIGN(const auto entries, list_cache(root, StaleLeases::reclaim));
   std::uint64_t total = 0;
-  for (auto& entry : entries) {
-    entry.in_use = pinned.contains(entry.name);
-    total += entry.bytes;
-  }
+  for (const auto& entry : entries) total += entry.bytes;
   const auto remove = [&](const CacheEntry& entry) {
     if (auto removed = remove_entry(root, entry); !removed) {
       report.failures.push_back(removed.error().message);
