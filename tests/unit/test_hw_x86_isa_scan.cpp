@@ -12,7 +12,7 @@ using namespace hwimg;
 
 namespace {
 
-hw::X86IsaScan scan_file(const std::filesystem::path& path) {
+hw::CodeScan scan_file(const std::filesystem::path& path) {
   const auto bytes = util::read_file(path);
   REQUIRE(bytes.has_value());
   auto scan = hw::scan_x86_isa(std::as_bytes(std::span(*bytes)), path.filename().string());
@@ -20,14 +20,14 @@ hw::X86IsaScan scan_file(const std::filesystem::path& path) {
   return std::move(*scan);
 }
 
-bool needs(const hw::X86FunctionUse& function, std::string_view feature) {
+bool needs(const hw::FunctionUse& function, std::string_view feature) {
   return std::ranges::any_of(function.uses, [&](const auto& use) {
     return std::ranges::find(use.features, feature) != use.features.end();
   });
 }
 
-const hw::X86FunctionUse* find_function(const hw::X86IsaScan& scan, std::string_view name) {
-  const auto it = std::ranges::find(scan.functions, name, &hw::X86FunctionUse::name);
+const hw::FunctionUse* find_function(const hw::CodeScan& scan, std::string_view name) {
+  const auto it = std::ranges::find(scan.functions, name, &hw::FunctionUse::name);
   return it == scan.functions.end() ? nullptr : &*it;
 }
 
@@ -41,7 +41,7 @@ TEST_CASE("x86 scan: a loop built with -mavx2 needs avx2 in its function, which 
   const auto* add = find_function(v3, "add_ints");
   REQUIRE(add != nullptr);
   CHECK(needs(*add, "avx2"));
-  CHECK(add->dispatch == hw::X86Dispatch::none);
+  CHECK(add->dispatch == hw::CodeDispatch::none);
   const auto avx2 = std::ranges::find_if(add->uses, [](const auto& use) { return use.features[0] == "avx2"; });
   REQUIRE(avx2 != add->uses.end());
   CHECK(avx2->address >= add->address);
@@ -74,7 +74,7 @@ TEST_CASE("x86 scan: target_clones versions and IFUNC targets are dispatched, al
     if (!needs(function, "avx2")) continue;
     found = true;
     CHECK(function.name.starts_with("code at 0x"));
-    CHECK(function.dispatch == hw::X86Dispatch::ifunc_target);
+    CHECK(function.dispatch == hw::CodeDispatch::ifunc_target);
   }
   CHECK(found);
 }

@@ -26,7 +26,7 @@ struct Findings {
 };
 
 // "avx2 (vpbroadcastd at 0x1139), fma (vfmadd231ps at 0x1150)": what `function` needs beyond `allowed`.
-std::string missing_features(const hw::X86FunctionUse& function, const hw::FeatureSet& allowed) {
+std::string missing_features(const hw::FunctionUse& function, const hw::FeatureSet& allowed) {
   std::vector<std::string> missing;
   hw::FeatureSet named;
   for (const auto& use : function.uses) {
@@ -77,7 +77,7 @@ void check_file(const fs::path& file, const std::string& in_image, const hw::Cpu
     if (missing.empty()) continue;
     auto line = fmt::format("{}: function {} needs {}", in_image, function.name, missing);
     if (hw::is_dispatched(function.dispatch)) {
-      dispatched.push_back(fmt::format("{}, {}", line, hw::x86_dispatch_name(function.dispatch)));
+      dispatched.push_back(fmt::format("{}, {}", line, hw::dispatch_name(function.dispatch)));
     } else if (selects_code_at_run_time(file)) {
       dispatched.push_back(fmt::format("{}, in a runtime library that selects its code by CPUID", line));
     } else {

@@ -31,12 +31,12 @@ struct Boundary {
   std::uint64_t address = 0;
   bool starts_function = false;
   std::string name;
-  X86Dispatch dispatch = X86Dispatch::none;
+  CodeDispatch dispatch = CodeDispatch::none;
 };
 
 struct Usage {
   std::bitset<ZYDIS_ISA_SET_MAX_VALUE + 1> seen;
-  std::vector<X86InstructionUse> uses;
+  std::vector<InstructionUse> uses;
 };
 
 std::span<const std::byte> code_at(std::span<const Code> code, std::uint64_t address, std::uint64_t size) {
@@ -121,25 +121,25 @@ std::vector<Boundary> make_boundaries(std::span<const ElfSymbol> symbols, std::s
     if (symbol.name.ends_with(".resolver")) versioned.insert(std::string_view(symbol.name).substr(0, symbol.name.size() - 9));
   }
   const auto dispatch_of = [&](const ElfSymbol& symbol) {
-    if (resolvers.contains(symbol.value)) return X86Dispatch::resolver;
+    if (resolvers.contains(symbol.value)) return CodeDispatch::resolver;
     const auto dot = symbol.name.find('.');
     if (dot != std::string::npos && versioned.contains(std::string_view(symbol.name).substr(0, dot))) {
-      return X86Dispatch::multiversion;
+      return CodeDispatch::multiversion;
     }
-    if (targets.contains(symbol.value)) return X86Dispatch::ifunc_target;
-    return is_runtime_dispatched(symbol.name) ? X86Dispatch::runtime_library : X86Dispatch::none;
+    if (targets.contains(symbol.value)) return CodeDispatch::ifunc_target;
+    return is_runtime_dispatched(symbol.name) ? CodeDispatch::runtime_library : CodeDispatch::none;
   };
   std::vector<Boundary> boundaries;
-  for (const auto& part : code) boundaries.push_back({part.address, false, {}, X86Dispatch::none});
+  for (const auto& part : code) boundaries.push_back({part.address, false, {}, CodeDispatch::none});
   std::set<std::uint64_t> named;
   for (const auto& symbol : symbols) {
     if (!is_function(symbol) || !in_code(code, symbol.value)) continue;
     named.insert(symbol.value);
     boundaries.push_back({symbol.value, true, symbol.name, dispatch_of(symbol)});
-    if (symbol.size > 0) boundaries.push_back({symbol.value + symbol.size, false, {}, X86Dispatch::none});
+    if (symbol.size > 0) boundaries.push_back({symbol.value + symbol.size, false, {}, CodeDispatch::none});
   }
   for (const auto target : targets) {
-    if (!named.contains(target)) boundaries.push_back({target, true, {}, X86Dispatch::ifunc_target});
+    if (!named.contains(target)) boundaries.push_back({target, true, {}, CodeDispatch::ifunc_target});
   }
   // At one address a function start wins over a gap, and a dispatched alias over the others.
   std::ranges::stable_sort(boundaries, [](const Boundary& a, const Boundary& b) {
@@ -154,18 +154,7 @@ std::vector<Boundary> make_boundaries(std::span<const ElfSymbol> symbols, std::s
 
 }  // namespace
 
-std::string_view x86_dispatch_name(X86Dispatch dispatch) {
-  switch (dispatch) {
-    case X86Dispatch::none: return "not dispatched";
-    case X86Dispatch::multiversion: return "a target_clones/target version";
-    case X86Dispatch::ifunc_target: return "an IFUNC target";
-    case X86Dispatch::resolver: return "an IFUNC resolver";
-    case X86Dispatch::runtime_library: return "a glibc/libstdc++ function behind its own CPUID check";
-  }
-  return "";
-}
-
-Result<X86IsaScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view name) {
+Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view name) {
   HWIMG_TRY_ASSIGN(const auto header, read_elf_header(bytes, name));
   if (header.machine != elf_machine_x86_64) {
     return fail("failed to scan the instructions of {}: it is for {}, not x86-64", name,
@@ -173,7 +162,7 @@ Result<X86IsaScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_vi
   }
   HWIMG_TRY_ASSIGN(const auto sections, read_elf_sections(bytes, name));
   HWIMG_TRY_ASSIGN(const auto symbols, read_elf_symbols(bytes, sections, name));
-  X86IsaScan scan;
+  CodeScan scan;
   HWIMG_TRY_ASSIGN(scan.needed_level, read_x86_isa_needed(bytes, sections, name));
 
   std::vector<Code> code;
