@@ -18,14 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string describe(const hw::ElfIdentity& identity) {
-  const auto bits = identity.elf_class == hw::ElfClass::elf64 ? "64-bit" : "32-bit";
-  const auto kind = identity.type == static_cast<std::uint16_t>(hw::ElfType::executable)
-                        ? "executable"
-                        : "shared object or PIE executable";
-  return fmt::format("{} {} {}", bits, hw::elf_machine_name(identity.machine), kind);
-}
-
 // Each file under the layer's source that the CPU would run and that is not for `machine`, as
 // "PATH-IN-IMAGE is a ... (LAYER)".
 void check_layer(const LayerPlan& layer, std::uint16_t machine, std::string_view which,
@@ -34,7 +26,7 @@ void check_layer(const LayerPlan& layer, std::uint16_t machine, std::string_view
     const auto identity = elf_identity_of(file);
     if (!identity || !identity->is_loadable() || identity->machine == hw::elf_machine_cuda) return;
     if (identity->machine == machine && identity->elf_class == hw::ElfClass::elf64) return;
-    wrong.push_back(fmt::format("{} is a {} ({}, from {})", in_image, describe(*identity), which, file.string()));
+    wrong.push_back(fmt::format("{} is a {} ({}, from {})", in_image, hw::elf_file_description(*identity), which, file.string()));
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include "hwimg/build/build_cache.hpp"
 #include "hwimg/build/builder_image.hpp"
+#include "hwimg/build/cpu_code_check.hpp"
 #include "hwimg/build/device_code_check.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
@@ -85,7 +86,7 @@ struct Build {
   LayerMemo& memo;
   BaseResolver& bases;
   BuilderImages& builders;
-  DeviceCodeCheck& device_code;
+  CodeChecks checks;
 };
 
 // One variant from its plan, or unchanged from the build cache of the layout.
@@ -111,7 +112,7 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
   }
   output.progress(fmt::format("building {}...", variant.id));
   HWIMG_TRY_ASSIGN(auto built, build_variant(plan, *base, build.bases, builder.get(), build.builders, build.settings,
-                                             build.layout, build.memo, build.device_code));
+                                             build.layout, build.memo, build.checks));
   HWIMG_TRY_ASSIGN(const auto target, build.layout());
   HWIMG_TRY(remember_variant(target, key, built));
   return built;
@@ -214,8 +215,9 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
   BaseResolver bases(recipe.directory(), request.images, cache_on_first_use(request.cache, *request.output, request.cache_lease));
   BuilderImages builders(bases, request.host_platform);
   DeviceCodeCheck device_code;
+  CpuCodeCheck cpu_code(request.cache);
   Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases,
-              builders, device_code};
+              builders, {device_code, cpu_code}};
   BuildReport report;
   HWIMG_TRY_ASSIGN(report.variants, build_all(build, variants));
 

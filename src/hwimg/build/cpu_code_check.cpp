@@ -1,129 +1,98 @@
 #include "hwimg/build/cpu_code_check.hpp"
 
-#include <algorithm>
-#include <array>
-#include <string_view>
-
 #include <fmt/format.h>
 
 #include "hwimg/build/architecture_check.hpp"
 #include "hwimg/hw/cpu_targets.hpp"
-#include "hwimg/hw/x86_isa_scan.hpp"
 #include "hwimg/util/files.hpp"
-#include "hwimg/util/strings.hpp"
+#include "hwimg/verify/judge.hpp"
+#include "hwimg/verify/layer_needs.hpp"
 
 namespace hwimg::build {
 namespace fs = std::filesystem;
 
-namespace {
+CpuCodeCheck::CpuCodeCheck(fs::path cache_root) : m_cache(std::move(cache_root)), m_pool(util::default_parallelism()) {}
 
-constexpr std::size_t listed_problems = 4;
+Result<SharedNeeds> CpuCodeCheck::needs_once(const std::string& key,
+                                             const std::function<Result<verify::LayerNeeds>()>& scan) {
+  return m_needs.get(key, [&]() -> Result<SharedNeeds> {
+    HWIMG_TRY_ASSIGN(auto needs, scan());
+    return std::make_shared<const verify::LayerNeeds>(std::move(needs));
+  });
+}
 
-struct Findings {
-  std::vector<std::string> refused;     // under verify.cpu strict
-  std::vector<std::string> warned;      // under warn
-  std::vector<std::string> dispatched;  // accepted: runs only where the CPU has the feature
-};
-
-// "avx2 (vpbroadcastd at 0x1139), fma (vfmadd231ps at 0x1150)": what `function` needs beyond `allowed`.
-std::string missing_features(const hw::FunctionUse& function, const hw::FeatureSet& allowed) {
-  std::vector<std::string> missing;
-  hw::FeatureSet named;
-  for (const auto& use : function.uses) {
-    for (const auto feature : use.features) {
-      if (!hw::is_instruction_set_feature(feature) || allowed.contains(feature) || named.contains(feature)) continue;
-      named.emplace(feature);
-      missing.push_back(fmt::format("{} ({} at {:#x})", feature, use.mnemonic, use.address));
+Result<verify::LayerNeeds> CpuCodeCheck::directory_needs(const LayerPlan& layer) {
+  verify::NeedsCollector collector(m_pool);
+  std::vector<std::string> unreadable;
+  for_each_layer_file(layer, [&](const fs::path& file, const std::string& in_image) {
+    // Only programs are read whole.
+    if (const auto identity = elf_identity_of(file); !identity || !identity->is_loadable()) return;
+    auto bytes = util::read_file(file);
+    if (!bytes) {
+      unreadable.push_back(fmt::format("{}: {}", in_image, bytes.error().message));
+      return;
     }
-  }
-  return util::join(missing, ", ");
+    collector.add(in_image, std::move(*bytes));
+  });
+  auto needs = collector.finish();
+  if (!unreadable.empty()) return fail("failed to read the programs of {}: {}", layer.from.string(), verify::first_lines(unreadable));
+  return needs;
 }
 
-// Runtime libraries that choose their code by CPUID when they start (glibc's dynamic loader and its
-// cpu_features, libc's and libm's IFUNCs, libstdc++'s random_device, libgcc's unwinder, OpenSSL's
-// OPENSSL_ia32cap; docs/compatibility.md#instruction-sets). Build steps copy them into images (the
-// CUDA example bundles the host's), stripped, so their dispatch is not visible in symbols.
-bool selects_code_at_run_time(const fs::path& file) {
-  static constexpr std::array<std::string_view, 11> prefixes{
-      "ld-linux-x86-64.so.", "libc.so.", "libm.so.", "libmvec.so.", "libpthread.so.", "libdl.so.",
-      "librt.so.", "libstdc++.so.", "libgcc_s.so.", "libcrypto.so.", "libssl.so."};
-  const auto name = file.filename().string();
-  return std::ranges::any_of(prefixes, [&](std::string_view prefix) { return name.starts_with(prefix); });
-}
-
-void check_file(const fs::path& file, const std::string& in_image, const hw::CpuTarget& target,
-                const hw::FeatureSet& allowed, std::vector<std::string>& problems, std::vector<std::string>& dispatched) {
-  const auto identity = elf_identity_of(file);
-  if (!identity || !identity->is_loadable() || identity->machine != hw::elf_machine_x86_64 ||
-      identity->elf_class != hw::ElfClass::elf64) {
-    return;
-  }
-  const auto bytes = util::read_file(file);
-  if (!bytes) {
-    problems.push_back(fmt::format("{} could not be read: {}", in_image, bytes.error().message));
-    return;
-  }
-  const auto scan = hw::scan_x86_isa(std::as_bytes(std::span(*bytes)), in_image);
-  if (!scan) {
-    problems.push_back(scan.error().message);
-    return;
-  }
-  if (scan->needed_level && *scan->needed_level > target.level) {
-    problems.push_back(fmt::format("{} says in its GNU property note (GNU_PROPERTY_X86_ISA_1_NEEDED) that it needs {}",
-                                   in_image, hw::x86_level_name(*scan->needed_level)));
-  }
-  for (const auto& function : scan->functions) {
-    const auto missing = missing_features(function, allowed);
-    if (missing.empty()) continue;
-    auto line = fmt::format("{}: function {} needs {}", in_image, function.name, missing);
-    if (hw::is_dispatched(function.dispatch)) {
-      dispatched.push_back(fmt::format("{}, {}", line, hw::dispatch_name(function.dispatch)));
-    } else if (selects_code_at_run_time(file)) {
-      dispatched.push_back(fmt::format("{}, in a runtime library that selects its code by CPUID", line));
-    } else {
-      problems.push_back(std::move(line));
-    }
-  }
-}
-
-std::string listing(const std::vector<std::string>& lines) {
-  const auto shown = std::min(lines.size(), listed_problems);
-  std::vector<std::string> first(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(shown));
-  return util::join(first, "; ") +
-         (lines.size() > shown ? fmt::format("; and {} more", lines.size() - shown) : std::string());
-}
-
-}  // namespace
-
-Result<void> check_cpu_code(const VariantPlan& plan, util::Output& output) {
+Result<void> CpuCodeCheck::check(const VariantPlan& plan, const BaseImage& base, std::span<const fs::path> base_files,
+                                 util::Output& output) {
   const auto& variant = *plan.variant;
-  if (variant.platform.architecture != "amd64") return {};
   const auto* target = hw::find_cpu_target(variant.cpu_target.empty() ? variant.cpu_level : variant.cpu_target);
-  if (target == nullptr) return {};
-  // The level rows list only what they add over the baseline; the baseline is every amd64 CPU's.
-  auto allowed = hw::x86_level_features(target->level);
-  allowed.insert(target->features.begin(), target->features.end());
-  Findings findings;
+  if (target == nullptr || plan.verify_cpu == recipe::CpuVerify::off) return {};
+  const auto label = verify::label_for(*target, variant.platform.architecture);
+  const auto context = fmt::format("failed to check the CPU code of variant {}", variant.id);
+  verify::Findings refused;
+  verify::Findings warned;
+  verify::Findings reported;  // base layers
   for (const auto& layer : plan.layers) {
     const auto mode = plan.verify_cpu.value_or(layer.variant_specific ? recipe::CpuVerify::strict
                                                                       : recipe::CpuVerify::warn);
-    if (mode == recipe::CpuVerify::off) continue;
-    auto& problems = mode == recipe::CpuVerify::strict ? findings.refused : findings.warned;
-    for_each_layer_file(layer, [&](const fs::path& file, const std::string& in_image) {
-      check_file(file, in_image, *target, allowed, problems, findings.dispatched);
-    });
+    auto& findings = mode == recipe::CpuVerify::strict ? refused : warned;
+    if (layer.variant_specific) {
+      HWIMG_TRY_ASSIGN(const auto needs, with_context(directory_needs(layer), context));
+      verify::judge_layer(needs, label, "its own layer", findings);
+      continue;
+    }
+    HWIMG_TRY_ASSIGN(const auto shared, with_context(needs_once("shared " + layer.from.string() + "\n" + layer.to,
+                                                                [&] { return directory_needs(layer); }),
+                                                     context));
+    verify::judge_layer(*shared, label, "a layer every variant shares", findings);
   }
-  for (const auto& line : findings.warned) {
+  for (std::size_t i = 0; i < base_files.size() && i < base.layers.size(); ++i) {
+    const auto& digest = base.layers[i].digest;
+    HWIMG_TRY_ASSIGN(const auto needs,
+                     with_context(needs_once("layer " + digest.str(),
+                                             [&] { return verify::blob_needs(base_files[i], digest, &m_cache, m_pool); }),
+                                  context));
+    verify::judge_layer(*needs, label, fmt::format("base image layer {}", digest.str()), reported);
+  }
+
+  for (const auto& line : warned.uncovered) {
     output.warning(fmt::format("variant {} is labelled {}, but {}", variant.id, target->name, line));
   }
-  if (!findings.dispatched.empty()) {
-    output.progress(fmt::format("variant {}: dispatched code beyond {} accepted: {}", variant.id, target->name,
-                                listing(findings.dispatched)));
+  if (!reported.uncovered.empty()) {
+    output.warning(fmt::format("variant {} is labelled {}, but its base image {} has code that needs more, which is "
+                               "reported, not refused: {}",
+                               variant.id, target->name, plan.base_text, verify::first_lines(reported.uncovered)));
   }
-  if (findings.refused.empty()) return {};
-  return fail("failed to check the CPU code of variant {}: it is labelled {}, but {} (verify.cpu: strict; "
-              "docs/recipe.md#cpu-code)",
-              variant.id, target->name, listing(findings.refused));
+  auto dispatched = std::move(refused.dispatched);
+  dispatched.insert(dispatched.end(), warned.dispatched.begin(), warned.dispatched.end());
+  if (!dispatched.empty()) {
+    output.progress(fmt::format("variant {}: dispatched code beyond {} accepted: {}", variant.id, target->name,
+                                verify::first_lines(dispatched)));
+  }
+  if (!reported.dispatched.empty()) {
+    output.progress(fmt::format("variant {}: dispatched code beyond {} in base image {} accepted: {}", variant.id,
+                                target->name, plan.base_text, verify::first_lines(reported.dispatched)));
+  }
+  if (refused.uncovered.empty()) return {};
+  return fail("{}: it is labelled {}, but {} (verify.cpu: strict; docs/recipe.md#cpu-code)", context, target->name,
+              verify::first_lines(refused.uncovered));
 }
 
 }  // namespace hwimg::build

@@ -133,7 +133,7 @@ bool leaves_layers_remote(const BaseImage& base, const BuildSettings& settings) 
 Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& base, BaseResolver& bases,
                                    const BaseImage* builder, BuilderImages& builders, const BuildSettings& settings,
                                    const LayoutProvider& layout_provider, LayerMemo& memo,
-                                   DeviceCodeCheck& device_code) {
+                                   CodeChecks checks) {
   const auto& variant = *plan.variant;
   const auto context = fmt::format("failed to build variant {}", variant.id);
   HWIMG_TRY(util::make_directories(plan.out));
@@ -146,9 +146,9 @@ Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& bas
   }
   HWIMG_TRY(check_layers(plan));
   HWIMG_TRY(check_architecture(plan));
-  HWIMG_TRY(check_cpu_code(plan, *settings.output));
+  HWIMG_TRY(checks.cpu.check(plan, base, base_files, *settings.output));
   if (variant.uses_gpu()) {
-    HWIMG_TRY(device_code.check(plan, base, base_files));
+    HWIMG_TRY(checks.device.check(plan, base, base_files));
   }
 
   HWIMG_TRY_ASSIGN(const auto layout, layout_provider());

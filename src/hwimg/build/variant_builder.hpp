@@ -63,14 +63,21 @@ using LayoutProvider = std::function<Result<oci::Layout>()>;
 
 class BuilderImages;
 class DeviceCodeCheck;
+class CpuCodeCheck;
+
+// The checks of what a variant's code runs on, shared by the build's variants.
+struct CodeChecks {
+  DeviceCodeCheck& device;
+  CpuCodeCheck& cpu;
+};
 
 // `base` is the plan's base as `bases` resolved it; its layers are taken from there. `builder` is
-// the plan's builder image as `builders` resolved it, nullptr for a build step on the host. GPU
-// variants' device code is checked by `device_code`, shared by the build's variants.
+// the plan's builder image as `builders` resolved it, nullptr for a build step on the host. Its code
+// is checked by `checks`.
 [[nodiscard]] Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& base, BaseResolver& bases,
                                                  const BaseImage* builder, BuilderImages& builders,
                                                  const BuildSettings& settings, const LayoutProvider& layout,
-                                                 LayerMemo& memo, DeviceCodeCheck& device_code);
+                                                 LayerMemo& memo, CodeChecks checks);
 
 // RFC 3339 UTC time of a Unix timestamp, as image configs and annotations write it.
 [[nodiscard]] std::string rfc3339(std::int64_t seconds);

@@ -1,5 +1,8 @@
 #include "hwimg/hw/code_scan.hpp"
 
+#include <array>
+#include <utility>
+
 namespace hwimg::hw {
 
 std::string_view dispatch_name(CodeDispatch dispatch) {
@@ -11,6 +14,30 @@ std::string_view dispatch_name(CodeDispatch dispatch) {
     case CodeDispatch::runtime_library: return "a glibc/libstdc++ function behind its own CPUID check";
   }
   return "";
+}
+
+namespace {
+constexpr std::array<std::pair<CodeDispatch, std::string_view>, 5> dispatch_keys{{
+    {CodeDispatch::none, "none"},
+    {CodeDispatch::multiversion, "multiversion"},
+    {CodeDispatch::ifunc_target, "ifunc_target"},
+    {CodeDispatch::resolver, "resolver"},
+    {CodeDispatch::runtime_library, "runtime_library"},
+}};
+}  // namespace
+
+std::string_view dispatch_key(CodeDispatch dispatch) {
+  for (const auto& [value, key] : dispatch_keys) {
+    if (value == dispatch) return key;
+  }
+  return "none";
+}
+
+std::optional<CodeDispatch> parse_dispatch_key(std::string_view key) {
+  for (const auto& [value, name] : dispatch_keys) {
+    if (name == key) return value;
+  }
+  return std::nullopt;
 }
 
 }  // namespace hwimg::hw

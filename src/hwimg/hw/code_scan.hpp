@@ -49,5 +49,8 @@ struct CodeScan {
 // Whether `dispatch` is code only run after a CPU check.
 [[nodiscard]] inline bool is_dispatched(CodeDispatch dispatch) { return dispatch != CodeDispatch::none; }
 [[nodiscard]] std::string_view dispatch_name(CodeDispatch dispatch);
+// A stable one-word key ("ifunc_target") for files that keep scans, and back.
+[[nodiscard]] std::string_view dispatch_key(CodeDispatch dispatch);
+[[nodiscard]] std::optional<CodeDispatch> parse_dispatch_key(std::string_view key);
 
 }  // namespace hwimg::hw

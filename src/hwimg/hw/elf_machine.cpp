@@ -59,4 +59,11 @@ std::optional<std::uint16_t> elf_machine_of(std::string_view architecture) {
   return std::nullopt;
 }
 
+std::string elf_file_description(const ElfIdentity& identity) {
+  const auto* bits = identity.elf_class == ElfClass::elf64 ? "64-bit" : "32-bit";
+  const auto* kind = identity.type == static_cast<std::uint16_t>(ElfType::executable) ? "executable"
+                                                                                      : "shared object or PIE executable";
+  return fmt::format("{} {} {}", bits, elf_machine_name(identity.machine), kind);
+}
+
 }  // namespace hwimg::hw

@@ -37,6 +37,9 @@ struct ElfIdentity {
 // The identity of the file whose first bytes are `head`; nothing when it is not ELF (or too short).
 [[nodiscard]] std::optional<ElfIdentity> read_elf_identity(std::span<const std::byte> head);
 
+// "64-bit x86-64 (EM_X86_64) executable", "32-bit ARM (EM_ARM) shared object or PIE executable".
+[[nodiscard]] std::string elf_file_description(const ElfIdentity& identity);
+
 // "x86-64 (EM_X86_64)", "AArch64 (EM_AARCH64)", ... or "machine 1234".
 [[nodiscard]] std::string elf_machine_name(std::uint16_t machine);
 

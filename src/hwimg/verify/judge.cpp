@@ -1,0 +1,81 @@
+#include "hwimg/verify/judge.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::verify {
+namespace {
+
+// Runtime libraries that choose their code by CPUID when they start (glibc's dynamic loader and its
+// cpu_features, libc's and libm's IFUNCs, libstdc++'s random_device, libgcc's unwinder, OpenSSL's
+// OPENSSL_ia32cap; docs/compatibility.md#instruction-sets). Build steps copy them into images (the
+// CUDA example bundles the host's), stripped, so their dispatch is not visible in symbols.
+bool selects_code_at_run_time(std::string_view path) {
+  static constexpr std::array<std::string_view, 11> prefixes{
+      "ld-linux-x86-64.so.", "libc.so.", "libm.so.", "libmvec.so.", "libpthread.so.", "libdl.so.",
+      "librt.so.", "libstdc++.so.", "libgcc_s.so.", "libcrypto.so.", "libssl.so."};
+  const auto name = path.substr(path.rfind('/') + 1);
+  return std::ranges::any_of(prefixes, [&](std::string_view prefix) { return name.starts_with(prefix); });
+}
+
+}  // namespace
+
+CpuLabel label_for(const hw::CpuTarget& target, std::string architecture) {
+  CpuLabel label{std::move(architecture), std::string(target.name), {}, target.level};
+  // The level rows list only what they add over the baseline; the baseline is every amd64 CPU's.
+  if (label.architecture == "amd64") label.allowed = hw::x86_level_features(target.level);
+  label.allowed.insert(target.features.begin(), target.features.end());
+  return label;
+}
+
+void judge_layer(const LayerNeeds& needs, const CpuLabel& label, std::string_view where, Findings& into) {
+  const auto machine = hw::elf_machine_of(label.architecture);
+  for (const auto& file : needs.files) {
+    ++into.programs;
+    if (machine && (file.identity.machine != *machine || file.identity.elf_class != hw::ElfClass::elf64)) {
+      into.uncovered.push_back(fmt::format("{} is a {} ({})", file.path, hw::elf_file_description(file.identity), where));
+      continue;
+    }
+    if (!file.scan_error.empty()) {
+      into.uncovered.push_back(file.scan_error);
+      continue;
+    }
+    if (file.needed_level) {
+      into.noted_level = std::max(into.noted_level.value_or(hw::X86Level::v1), *file.needed_level);
+      if (*file.needed_level > label.level) {
+        into.uncovered.push_back(fmt::format(
+            "{} says in its GNU property note (GNU_PROPERTY_X86_ISA_1_NEEDED) that it needs {}", file.path,
+            hw::x86_level_name(*file.needed_level)));
+      }
+    }
+    for (const auto& function : file.functions) {
+      const bool dispatched = hw::is_dispatched(function.dispatch) || selects_code_at_run_time(file.path);
+      if (!dispatched) {
+        for (const auto& use : function.uses) into.needed.insert(use.feature);
+      }
+      const auto missing = features_beyond(function, label.allowed);
+      if (missing.empty()) continue;
+      auto line = fmt::format("{}: function {} needs {}", file.path, function.name, missing);
+      if (hw::is_dispatched(function.dispatch)) {
+        into.dispatched.push_back(fmt::format("{}, {}", line, hw::dispatch_name(function.dispatch)));
+      } else if (selects_code_at_run_time(file.path)) {
+        into.dispatched.push_back(fmt::format("{}, in a runtime library that selects its code by CPUID", line));
+      } else {
+        into.uncovered.push_back(std::move(line));
+      }
+    }
+  }
+}
+
+std::string first_lines(const std::vector<std::string>& lines, std::size_t shown) {
+  shown = std::min(lines.size(), shown);
+  std::vector<std::string> first(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(shown));
+  return util::join(first, "; ") +
+         (lines.size() > shown ? fmt::format("; and {} more", lines.size() - shown) : std::string());
+}
+
+}  // namespace hwimg::verify
