@@ -20,11 +20,12 @@ fs::path root_of(const CacheArguments& arguments) {
   return arguments.cache.empty() ? cache_root() : fs::absolute(arguments.cache).lexically_normal();
 }
 
-// "sha256:<hex>" for blobs and root filesystems (the blob's, the image manifest's digest), the
-// staging key for staging layouts.
+// "sha256:<hex>" for blobs, root filesystems and code needs (the blob's, the image manifest's, the
+// layer's digest), the staging key for staging layouts.
 std::string display_name(const image::CacheEntry& entry) {
-  const auto last = fs::path(entry.name).filename().string();
-  return entry.kind == image::CacheEntryKind::staging ? last : "sha256:" + last;
+  const auto last = fs::path(entry.name).filename();
+  if (entry.kind == image::CacheEntryKind::staging) return last.string();
+  return "sha256:" + (entry.kind == image::CacheEntryKind::needs ? last.stem() : last).string();
 }
 
 std::string age(Clock::time_point then, Clock::time_point now) {
@@ -101,12 +102,12 @@ Result<int> run_cache_ls(const CacheArguments& arguments) {
     return 0;
   }
   const auto now = Clock::now();
-  if (!entries.empty()) fmt::print("{:<8} {:>10}  {:<13} {}\n", "KIND", "SIZE", "LAST USED", "NAME");
+  if (!entries.empty()) fmt::print("{:<10} {:>10}  {:<13} {}\n", "KIND", "SIZE", "LAST USED", "NAME");
   for (const auto& entry : entries) {
     auto name = display_name(entry);
     if (!entry.about.empty()) name += "  " + entry.about;
     if (entry.in_use) name += "  (in use)";
-    fmt::print("{:<8} {:>10}  {:<13} {}\n", image::kind_name(entry.kind), util::format_byte_size(entry.bytes),
+    fmt::print("{:<10} {:>10}  {:<13} {}\n", image::kind_name(entry.kind), util::format_byte_size(entry.bytes),
                age(entry.last_used, now), name);
   }
   fmt::print("{}: {} in {} entr{}, cap {}\n", root.string(), util::format_byte_size(total), entries.size(),

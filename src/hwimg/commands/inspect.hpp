@@ -11,10 +11,13 @@ namespace hwimg::commands {
 struct InspectArguments {
   std::string reference;  // oci:DIR[:TAG] or a registry reference
   inspect::Format format = inspect::Format::table;
+  bool verify_code = false;  // --verify: scan every variant's programs against its CPU label
   RegistryFlags registry;
 };
 
-// One GET of the index and one per variant manifest for a registry; no config or layer.
+// One GET of the index and one per variant manifest for a registry; no config or layer unless
+// --verify, which reads every layer whose needs the cache does not hold. Returns 3 when --verify
+// finds code a variant's label does not cover.
 [[nodiscard]] Result<int> run_inspect(const InspectArguments& arguments);
 
 }  // namespace hwimg::commands

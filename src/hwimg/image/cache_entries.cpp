@@ -50,6 +50,19 @@ void add_blobs(const fs::path& root, std::vector<CacheEntry>& entries) {
   }
 }
 
+// Needs files are written once and read many times: their age is when they were written.
+void add_code_needs(const fs::path& root, std::vector<CacheEntry>& entries) {
+  const auto directory = root / "code-needs" / "sha256";
+  for (const auto& name : names_in(directory)) {
+    struct stat info {};
+    if (!name.ends_with(".json") || !is_sha256_hex(name.substr(0, name.size() - 5)) ||
+        ::lstat((directory / name).c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+      continue;
+    }
+    entries.push_back({CacheEntryKind::needs, "code-needs/sha256/" + name, allocated(info), modified(info), {}, false});
+  }
+}
+
 // A root filesystem was last used when its marker was (unpacked_rootfs marks it on each use); one
 // without a marker (a crash before it was written) when the directory last changed.
 void add_root_filesystems(const fs::path& root, std::vector<CacheEntry>& entries) {
@@ -90,6 +103,7 @@ std::string_view kind_name(CacheEntryKind kind) {
     case CacheEntryKind::blob: return "blob";
     case CacheEntryKind::rootfs: return "rootfs";
     case CacheEntryKind::staging: return "staging";
+    case CacheEntryKind::needs: return "code-needs";
   }
   return "?";
 }
@@ -141,6 +155,7 @@ Result<std::vector<CacheEntry>> list_cache(const fs::path& root, StaleLeases sta
     return fail("failed to list the cache {}: {}", root.string(), util::errno_text(errno));
   }
   add_blobs(root, entries);
+  add_code_needs(root, entries);
   add_root_filesystems(root, entries);
   add_staging_layouts(root, entries);
   const auto pinned = pinned_entries(root, stale);

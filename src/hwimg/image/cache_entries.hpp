@@ -1,6 +1,6 @@
 #pragma once
-// What the user's cache holds (docs/cache.md): one entry per blob, per unpacked root filesystem
-// and per staging layout of `build --push`, each with the disk space it takes and when a build
+// What the user's cache holds (docs/cache.md): one entry per blob, per unpacked root filesystem,
+// per staging layout of `build --push` and per layer's code needs, each with the disk space it takes and when a build
 // last used it.
 
 #include <chrono>
@@ -14,12 +14,14 @@
 
 namespace hwimg::image {
 
-enum class CacheEntryKind { blob, rootfs, staging };
+// `needs`: what a layer's programs need from a CPU (verify/needs_cache.hpp), kept by layer digest.
+enum class CacheEntryKind { blob, rootfs, staging, needs };
 [[nodiscard]] std::string_view kind_name(CacheEntryKind kind);
 
 struct CacheEntry {
   CacheEntryKind kind = CacheEntryKind::blob;
-  std::string name;   // as a lease pins it: "blobs/sha256/<hex>", "rootfs/<hex>", "staging/<key>"
+  std::string name;   // as a lease pins it: "blobs/sha256/<hex>", "rootfs/<hex>", "staging/<key>";
+                      // "code-needs/sha256/<hex>.json", which nothing pins
   std::uint64_t bytes = 0;  // disk space (allocated blocks, hard links once)
   std::chrono::system_clock::time_point last_used;
   std::string about;  // a staging layout's recipe; empty for the others

@@ -23,6 +23,7 @@ fs::path lock_of(const fs::path& root, const CacheEntry& entry) {
     case CacheEntryKind::blob: return root / "locks" / name;
     case CacheEntryKind::rootfs: return root / "locks" / ("rootfs-" + name);
     case CacheEntryKind::staging: return root / "locks" / ("staging-" + name);
+    case CacheEntryKind::needs: return {};
   }
   return {};
 }
@@ -39,7 +40,7 @@ Result<void> remove_directory_entry(const fs::path& path) {
 
 Result<void> remove_entry(const fs::path& root, const CacheEntry& entry) {
   const auto path = root / entry.name;
-  if (entry.kind == CacheEntryKind::blob) {
+  if (entry.kind == CacheEntryKind::blob || entry.kind == CacheEntryKind::needs) {
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
       return fail("failed to remove {}: {}", path.string(), util::errno_text(errno));
     }
@@ -53,7 +54,7 @@ Result<void> remove_entry(const fs::path& root, const CacheEntry& entry) {
     }
     HWIMG_TRY(remove_directory_entry(path));
   }
-  ::unlink(lock_of(root, entry).c_str());
+  if (const auto lock = lock_of(root, entry); !lock.empty()) ::unlink(lock.c_str());
   return {};
 }
 

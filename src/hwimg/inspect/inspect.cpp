@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "hwimg/image/documents.hpp"
+#include "hwimg/inspect/detail/verification_json.hpp"
+#include "hwimg/inspect/verification_view.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/util/byte_size.hpp"
 
@@ -26,7 +28,7 @@ Result<ImageView> load_image_view(std::string reference, image::ImageReader& rea
   return view;
 }
 
-std::string render(const ImageView& view, Format format) {
+std::string render(const ImageView& view, Format format, const std::vector<verify::VariantVerification>* verification) {
   if (format == Format::json) {
     nlohmann::json variants = nlohmann::json::array();
     for (const auto& v : view.variants) {
@@ -51,6 +53,7 @@ std::string render(const ImageView& view, Format format) {
                           {"mediaType", view.root.media_type},
                           {"annotations", view.annotations},
                           {"variants", variants}};
+    if (verification != nullptr) out["verify"] = detail::verification_json(*verification);
     return out.dump(2) + "\n";
   }
   std::string text = fmt::format("{}\n  {} {} ({} variant{})\n", view.reference,
@@ -75,6 +78,7 @@ std::string render(const ImageView& view, Format format) {
                           layer.media_type);
     }
   }
+  if (verification != nullptr) text += verification_table(*verification);
   return text;
 }
 

@@ -6,6 +6,7 @@
 
 #include "hwimg/image/reader.hpp"
 #include "hwimg/oci/documents.hpp"
+#include "hwimg/verify/image_verify.hpp"
 
 namespace hwimg::inspect {
 
@@ -27,6 +28,8 @@ struct ImageView {
 // Reads the index (or manifest) `root` and every variant manifest; no config or layer.
 [[nodiscard]] Result<ImageView> load_image_view(std::string reference, image::ImageReader& reader,
                                                 const oci::Descriptor& root);
-[[nodiscard]] std::string render(const ImageView& view, Format format);
+// With `verification` (inspect --verify), what each variant's code needs follows.
+[[nodiscard]] std::string render(const ImageView& view, Format format,
+                                 const std::vector<verify::VariantVerification>* verification = nullptr);
 
 }  // namespace hwimg::inspect

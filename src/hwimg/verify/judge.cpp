@@ -38,10 +38,12 @@ void judge_layer(const LayerNeeds& needs, const CpuLabel& label, std::string_vie
     ++into.programs;
     if (machine && (file.identity.machine != *machine || file.identity.elf_class != hw::ElfClass::elf64)) {
       into.uncovered.push_back(fmt::format("{} is a {} ({})", file.path, hw::elf_file_description(file.identity), where));
+      into.uncovered_programs[file.path].insert("wrong architecture");
       continue;
     }
     if (!file.scan_error.empty()) {
       into.uncovered.push_back(file.scan_error);
+      into.uncovered_programs[file.path].insert("unreadable code");
       continue;
     }
     if (file.needed_level) {
@@ -50,6 +52,7 @@ void judge_layer(const LayerNeeds& needs, const CpuLabel& label, std::string_vie
         into.uncovered.push_back(fmt::format(
             "{} says in its GNU property note (GNU_PROPERTY_X86_ISA_1_NEEDED) that it needs {}", file.path,
             hw::x86_level_name(*file.needed_level)));
+        into.uncovered_programs[file.path].insert(hw::x86_level_name(*file.needed_level) + " note");
       }
     }
     for (const auto& function : file.functions) {
@@ -59,6 +62,12 @@ void judge_layer(const LayerNeeds& needs, const CpuLabel& label, std::string_vie
       }
       const auto missing = features_beyond(function, label.allowed);
       if (missing.empty()) continue;
+      auto& programs = dispatched ? into.dispatched_programs : into.uncovered_programs;
+      for (const auto& use : function.uses) {
+        if (!label.allowed.contains(use.feature) && hw::is_instruction_set_feature(use.feature)) {
+          programs[file.path].insert(use.feature);
+        }
+      }
       auto line = fmt::format("{}: function {} needs {}", file.path, function.name, missing);
       if (hw::is_dispatched(function.dispatch)) {
         into.dispatched.push_back(fmt::format("{}, {}", line, hw::dispatch_name(function.dispatch)));
@@ -69,6 +78,17 @@ void judge_layer(const LayerNeeds& needs, const CpuLabel& label, std::string_vie
       }
     }
   }
+}
+
+std::string program_summary(const std::map<std::string, std::set<std::string>>& programs, std::size_t shown) {
+  std::vector<std::string> parts;
+  for (const auto& [path, features] : programs) {
+    if (parts.size() == shown) break;
+    parts.push_back(fmt::format("{} ({})", path.substr(path.rfind('/') + 1),
+                                util::join(std::vector<std::string>(features.begin(), features.end()), ", ")));
+  }
+  return util::join(parts, ", ") +
+         (programs.size() > shown ? fmt::format("; and {} more", programs.size() - shown) : std::string());
 }
 
 std::string first_lines(const std::vector<std::string>& lines, std::size_t shown) {

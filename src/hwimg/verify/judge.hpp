@@ -6,6 +6,8 @@
 // code by CPUID) is listed apart and accepted.
 
 #include <cstddef>
+#include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +33,10 @@ struct CpuLabel {
 struct Findings {
   std::vector<std::string> uncovered;   // code the label does not cover, one line per problem
   std::vector<std::string> dispatched;  // code beyond the label that runs only where the CPU has it
+  // Per program: the features beyond the label of its code that is not dispatched, and of its code
+  // that is ("wrong architecture" for a program for another machine).
+  std::map<std::string, std::set<std::string>> uncovered_programs;
+  std::map<std::string, std::set<std::string>> dispatched_programs;
   hw::FeatureSet needed;                // features of code that is not dispatched, beyond the baseline
   std::optional<hw::X86Level> noted_level;  // the highest GNU ISA-needed note
   std::size_t programs = 0;             // ELF programs and libraries judged
@@ -39,6 +45,10 @@ struct Findings {
 // Adds what `needs` holds beyond `label` to `into`; `where` names the layer in architecture lines
 // ("its own layer", "layer sha256:…").
 void judge_layer(const LayerNeeds& needs, const CpuLabel& label, std::string_view where, Findings& into);
+
+// "wc (avx, avx2), libgcrypt.so.20 (aes, avx2); and 3 more": programs by file name with their features.
+[[nodiscard]] std::string program_summary(const std::map<std::string, std::set<std::string>>& programs,
+                                          std::size_t shown = 6);
 
 // The first `shown` lines joined with "; ", the rest counted: "…; and 3 more".
 [[nodiscard]] std::string first_lines(const std::vector<std::string>& lines, std::size_t shown = 4);
