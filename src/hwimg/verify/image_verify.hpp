@@ -1,5 +1,5 @@
 #pragma once
-// `inspect --verify` (docs/commands.md#inspect): every variant of an image made by anyone, from a
+// `inspect --verify` (docs/commands.md#hwimg-inspect, docs/recipe.md#cpu-code): every variant of an image made by anyone, from a
 // layout or a registry, its programs scanned layer by layer and held against what the variant is
 // labelled — org.hwimg.cpu.* when it has them, else its platform (linux/amd64/v3 promises
 // x86-64-v3; linux/amd64 the baseline). Layers are read once per digest, their needs kept in the
