@@ -11,6 +11,7 @@ namespace {
 struct CheckFlags {
   JudgeFlags judge;
   std::string format = "text";
+  bool verify = false;
 };
 
 }  // namespace
@@ -23,6 +24,9 @@ void define_check_command(CLI::App& subcommand, Action& action) {
       [&] {
         add_choice_option(*command, "--format", flags->format, {"text", "json"},
                           "text (one line) or json (as hwimg select --format json)");
+        command->add_flag("--verify", flags->verify,
+                          "Also scan the programs of the variant that would run and hold what their instructions "
+                          "need against this host's CPU");
       },
       "Also print the host and every variant's verdict to stderr");
   command->footer(
@@ -30,11 +34,13 @@ void define_check_command(CLI::App& subcommand, Action& action) {
       "NVIDIA_REQUIRE_*), by the rules of hwimg select; an index runs here when select finds a variant.\n"
       "NVIDIA's container toolkit in CDI mode (its default) no longer checks NVIDIA_REQUIRE_CUDA: run\n"
       "this as an init container or a Slurm prolog to refuse an image that would fail on this node.\n"
+      "With --verify, the variant's code must also need nothing this host's CPU lacks.\n"
       "Exit status 0 when it runs here, 3 when it does not (every reason then goes to stderr).");
   command->callback([flags, &action] {
     commands::CheckArguments arguments{judge_arguments(flags->judge),
                                        flags->format == "json" ? commands::CheckFormat::json
-                                                               : commands::CheckFormat::text};
+                                                               : commands::CheckFormat::text,
+                                       flags->verify ? commands::CodeCheck::verify : commands::CodeCheck::labels_only};
     action = [arguments] { return commands::run_check(arguments); };
   });
 }

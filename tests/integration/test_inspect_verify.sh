@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# `hwimg inspect --verify` and the base layers of a build (issue 24 items 1 and 5,
+# `hwimg inspect --verify`, `hwimg check --verify` and the base layers of a build (issue 24 items 1 and 5,
 # docs/recipe.md#cpu-code): every variant of an image, from a layout or a registry, has its
 # programs scanned and held against its label. A v2 variant whose program was built with
 # -march=x86-64-v3 (built with verify.cpu: off, as another tool would) is NOT COVERED, naming the
-# function and the AVX2 instruction, exit status 3; the v3 variant is covered. A second run takes the
+# function and the AVX2 instruction, exit status 3; the v3 variant is covered; `check --verify` on an
+# x86-64-v2 host refuses the v2 variant its labels would run. A second run takes the
 # layers' needs from the cache (nothing scanned, nothing fetched). An image without hwimg labels
 # (Debian's, made from its packages) is judged by its platform: glibc is dispatched code, not a
 # problem. A build on that Debian base reports the base's code and is not refused. A layout blob
@@ -52,6 +53,17 @@ assert_eq false "$(jq -r '.verify[] | select(.variant == "cpu-x86-64-v2") | .cov
 assert_eq true "$(jq -r '.verify[] | select(.variant == "cpu-x86-64-v3") | .covered' <<<"$json")" "v3 covered"
 assert_eq x86-64-v3 "$(jq -r '.verify[] | select(.variant == "cpu-x86-64-v2") | .needs' <<<"$json")" "what v2's code needs"
 assert_eq 0 "$(jq '[.verify[].layers_scanned] | add' <<<"$json")" "layers scanned again (the cache keeps them)"
+
+step "check --verify: the variant check picks must need nothing this host's CPU lacks"
+hw check --verify "oci:$TEST_TMP/out:1"
+assert_eq 0 "$STATUS" "exit status on this host (x86-64-v3 or better)"
+assert_contains "$OUT" "hwimg: the code of variant cpu-x86-64-v3 (1 programs) needs nothing this host's CPU (" "the verdict"
+HWIMG_OVERRIDE_CPU_LEVEL=x86-64-v2 hw check --verify "oci:$TEST_TMP/out:1"
+assert_eq 3 "$STATUS" "exit status on an x86-64-v2 host"
+assert_contains "$OUT" "runs on this host as variant cpu-x86-64-v2" "what the labels say"
+assert_contains "$OUT" "hwimg: oci:$TEST_TMP/out:1 does not run on this host: the code of variant cpu-x86-64-v2 needs what this host's CPU (x86-64-v2) lacks: /opt/add/bin/add: function add_ints needs " "the refusal"
+HWIMG_OVERRIDE_CPU_LEVEL=x86-64-v2 hw check "oci:$TEST_TMP/out:1"
+assert_eq 0 "$STATUS" "without --verify the labels alone are judged"
 
 step "inspect --verify of the same image in a registry: the same verdicts, no layer fetched when the cache has its needs"
 hw_ok push "oci:$TEST_TMP/out:1" "$reg/add:1" "${tls[@]}"

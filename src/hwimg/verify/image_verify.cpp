@@ -87,6 +87,21 @@ LevelNeeds level_needs(const hw::FeatureSet& features) {
   return needs;
 }
 
+namespace {
+
+Result<void> judge_layers(const oci::Manifest& manifest, LayerReader& layers, VariantVerification& variant) {
+  variant.layers = manifest.layers.size();
+  for (const auto& layer : manifest.layers) {
+    HWIMG_TRY_ASSIGN(const auto needs,
+                     with_context(layers.needs(layer), fmt::format("failed to verify variant {}", variant.name)));
+    if (needs.second) ++variant.layers_scanned;
+    judge_layer(*needs.first, variant.label, fmt::format("layer {}", layer.digest.str()), variant.findings);
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<std::vector<VariantVerification>> verify_image(image::ImageReader& reader, const oci::Descriptor& root,
                                                       const VerifyOptions& options) {
   HWIMG_TRY_ASSIGN(const auto candidates, select::read_candidates(reader, root));
@@ -102,17 +117,24 @@ Result<std::vector<VariantVerification>> verify_image(image::ImageReader& reader
     variant.skipped = why_skipped(requirements, manifest);
     if (!variant.skipped) {
       variant.label = label_of(requirements);
-      variant.layers = manifest.layers.size();
-      for (const auto& layer : manifest.layers) {
-        HWIMG_TRY_ASSIGN(const auto needs,
-                         with_context(layers.needs(layer), fmt::format("failed to verify variant {}", variant.name)));
-        if (needs.second) ++variant.layers_scanned;
-        judge_layer(*needs.first, variant.label, fmt::format("layer {}", layer.digest.str()), variant.findings);
-      }
+      HWIMG_TRY(judge_layers(manifest, layers, variant));
     }
     out.push_back(std::move(variant));
   }
   return out;
+}
+
+Result<VariantVerification> verify_manifest(image::ImageReader& reader, const oci::Descriptor& descriptor,
+                                            std::string name, const CpuLabel& label, const VerifyOptions& options) {
+  HWIMG_TRY_ASSIGN(const auto manifest, image::read_manifest(reader, descriptor));
+  LayerReader layers(options);
+  VariantVerification variant;
+  variant.name = std::move(name);
+  variant.platform = descriptor.platform ? descriptor.platform->str() : "";
+  variant.manifest = descriptor.digest;
+  variant.label = label;
+  HWIMG_TRY(judge_layers(manifest, layers, variant));
+  return variant;
 }
 
 }  // namespace hwimg::verify

@@ -48,6 +48,12 @@ struct VerifyOptions {
                                                                     const oci::Descriptor& root,
                                                                     const VerifyOptions& options);
 
+// One image manifest's programs held against `label` instead of what it is labelled: `check
+// --verify` holds the variant it would run against this host's CPU.
+[[nodiscard]] Result<VariantVerification> verify_manifest(image::ImageReader& reader, const oci::Descriptor& manifest,
+                                                          std::string name, const CpuLabel& label,
+                                                          const VerifyOptions& options);
+
 // The lowest x86-64 level whose features hold every level feature of `features`, and the features
 // of `features` no level has (aes, vaes, ...).
 struct LevelNeeds {
