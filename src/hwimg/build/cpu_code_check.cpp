@@ -77,7 +77,7 @@ void check_file(const fs::path& file, const std::string& in_image, const hw::Cpu
     if (missing.empty()) continue;
     auto line = fmt::format("{}: function {} needs {}", in_image, function.name, missing);
     if (hw::is_dispatched(function.dispatch)) {
-      dispatched.push_back(fmt::format("{}, {}", line, hw::dispatch_name(function.dispatch)));
+      dispatched.push_back(fmt::format("{}, {}", line, hw::dispatch_name(function)));
     } else if (selects_code_at_run_time(file)) {
       dispatched.push_back(fmt::format("{}, in a runtime library that selects its code by CPUID", line));
     } else {
