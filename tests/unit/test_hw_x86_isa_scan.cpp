@@ -79,6 +79,61 @@ TEST_CASE("x86 scan: target_clones versions and IFUNC targets are dispatched, al
   CHECK(found);
 }
 
+TEST_CASE("x86 scan: a function only called after __builtin_cpu_supports is dispatched, naming the caller") {
+  const auto dir = test::scratch_directory();
+  // PIE (a RIP-relative read of __cpu_model), static (`mov $__cpu_model`), PIE without linker
+  // relaxation (its address from a GOT slot), shared object (run_avx2 static, work exported).
+  for (const std::string flags : {"-O3 -fPIE -pie", "-O3 -static", "-O3 -fPIE -pie -Wl,--no-relax", "-O3 -fPIC -shared"}) {
+    CAPTURE(flags);
+    test::compile_c(dir.path() / "prog", test::x86_cpu_supports, flags);
+    const auto scan = scan_file(dir.path() / "prog");
+    const auto* avx2 = find_function(scan, "run_avx2");
+    REQUIRE(avx2 != nullptr);
+    CHECK(needs(*avx2, "avx2"));
+    CHECK(avx2->dispatch == hw::CodeDispatch::after_cpu_check);
+    CHECK(avx2->dispatched_by == "work");
+    CHECK(hw::dispatch_name(*avx2) == "only reached after a CPU check in work");
+  }
+}
+
+TEST_CASE("x86 scan: a function also called without a CPU check, exported, or only referenced from data is not dispatched") {
+  const auto dir = test::scratch_directory();
+  test::compile_c(dir.path() / "prog", test::x86_cpu_supports_and_unchecked_call, "-O3");
+  const auto* avx2 = find_function(scan_file(dir.path() / "prog"), "run_avx2");
+  REQUIRE(avx2 != nullptr);
+  CHECK(avx2->dispatch == hw::CodeDispatch::none);
+  CHECK(avx2->dispatched_by.empty());
+  // Not static and exported (-rdynamic): a plugin may call it unchecked. In an executable the call
+  // is direct, so only the export tells.
+  test::compile_c(dir.path() / "exported", test::x86_cpu_supports, "-O3 -fPIE -pie -rdynamic -Dstatic=");
+  const auto* exported = find_function(scan_file(dir.path() / "exported"), "run_avx2");
+  REQUIRE(exported != nullptr);
+  CHECK(exported->dispatch == hw::CodeDispatch::none);
+  // Its callers are indirect calls through a pointer in data, which the scan does not follow.
+  test::compile_c(dir.path() / "table", test::x86_cpu_supports_through_table, "-O3");
+  const auto* from_data = find_function(scan_file(dir.path() / "table"), "run_avx2");
+  REQUIRE(from_data != nullptr);
+  CHECK(from_data->dispatch == hw::CodeDispatch::none);
+}
+
+TEST_CASE("x86 scan: AVX2 after a function's own cpuid is dispatched, before it is not, also when stripped") {
+  const auto dir = test::scratch_directory();
+  for (const std::string flags : {"-O2 -fPIC -shared", "-O2 -fPIC -shared -s"}) {
+    CAPTURE(flags);
+    test::compile_c(dir.path() / "lib.so", test::x86_inline_cpuid, flags);
+    const auto scan = scan_file(dir.path() / "lib.so");
+    const auto* checked = find_function(scan, "checked");
+    REQUIRE(checked != nullptr);
+    CHECK(needs(*checked, "avx2"));
+    CHECK(checked->dispatch == hw::CodeDispatch::own_cpu_check);
+    CHECK(checked->dispatched_by == "checked");
+    const auto* unchecked = find_function(scan, "unchecked");
+    REQUIRE(unchecked != nullptr);
+    CHECK(needs(*unchecked, "avx2"));
+    CHECK(unchecked->dispatch == hw::CodeDispatch::none);
+  }
+}
+
 TEST_CASE("x86 scan: -mneeded writes the ISA level into the GNU property note; without it the note says baseline") {
   const auto dir = test::scratch_directory();
   test::compile_c(dir.path() / "needed", test::x86_add_loop, "-O3 -march=x86-64-v3 -mneeded");
