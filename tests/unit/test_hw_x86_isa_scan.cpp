@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "hwimg/hw/elf.hpp"
 #include "hwimg/hw/x86_isa_scan.hpp"
 #include "hwimg/util/files.hpp"
 #include "x86_test_programs.hpp"
@@ -157,4 +158,29 @@ TEST_CASE("x86 scan: a file for another machine or a truncated one is refused wi
   const auto cut = hw::scan_x86_isa(std::as_bytes(std::span(*bytes).first(200)), "prog");
   REQUIRE_FALSE(cut.has_value());
   CHECK(cut.error().message.starts_with("failed to read ELF file prog"));
+}
+
+TEST_CASE("x86 scan: a relocation section with the wrong entry size or a symbol beyond its table is refused") {
+  const auto dir = test::scratch_directory();
+  test::compile_c(dir.path() / "prog", test::x86_cpu_supports, "-O2 -fPIE -pie");
+  const auto bytes = util::read_file(dir.path() / "prog");
+  REQUIRE(bytes.has_value());
+  const auto sections = hw::read_elf_sections(std::as_bytes(std::span(*bytes)), "prog");
+  REQUIRE(sections.has_value());
+  const auto rela = std::ranges::find(*sections, std::string(".rela.dyn"), &hw::ElfSection::name);
+  REQUIRE(rela != sections->end());
+  const auto header = hw::read_le<std::uint64_t>(std::as_bytes(std::span(*bytes)), 40) +
+                      static_cast<std::uint64_t>(rela - sections->begin()) * 64;
+
+  auto wrong_size = *bytes;
+  wrong_size[header + 56] = 16;  // sh_entsize
+  const auto sized = hw::scan_x86_isa(std::as_bytes(std::span(wrong_size)), "prog");
+  REQUIRE_FALSE(sized.has_value());
+  CHECK(sized.error().message == "failed to read ELF file prog: relocation section .rela.dyn has entries of 16 bytes, not 24");
+
+  auto far_symbol = *bytes;
+  far_symbol[rela->offset + 8 + 6] = '\x7f';  // the first entry's r_info symbol index, high bytes
+  const auto named = hw::scan_x86_isa(std::as_bytes(std::span(far_symbol)), "prog");
+  REQUIRE_FALSE(named.has_value());
+  CHECK(named.error().message.find("names symbol") != std::string::npos);
 }

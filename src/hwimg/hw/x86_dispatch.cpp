@@ -42,8 +42,8 @@ std::string boundary_name(const CodeBoundary& boundary) {
 }
 
 CpuCheckData::CpuCheckData(std::span<const ElfSymbol> symbols, std::span<const ElfRelocation> relocations,
-                           std::uint16_t elf_type)
-    : m_absolute(elf_type == elf_type_executable) {
+                           std::uint16_t elf_type, std::uint64_t code_begin, std::uint64_t code_end)
+    : m_code_begin(code_begin), m_code_end(code_end), m_absolute(elf_type == elf_type_executable) {
   for (const auto& symbol : symbols) {
     if (symbol.section == 0) continue;
     if (is_cpu_model(symbol.name)) m_data.push_back({symbol.value, symbol.value + std::max<std::uint64_t>(symbol.size, 1)});
@@ -91,7 +91,8 @@ void CpuCheckData::note(const ZydisDecodedInstruction& instruction, std::uint64_
     const auto target = next + static_cast<std::uint64_t>(raw.disp.value);
     if (is_cpu_data(target)) {
       notes.checks.push_back(address);
-    } else if (instruction.mnemonic == ZYDIS_MNEMONIC_LEA && outside(target)) {
+    } else if (instruction.mnemonic == ZYDIS_MNEMONIC_LEA && target >= m_code_begin && target < m_code_end &&
+               outside(target)) {
       notes.references.push_back({address, target});
     }
     return;

@@ -166,7 +166,6 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
   HWIMG_TRY_ASSIGN(const auto sections, read_elf_sections(bytes, name));
   HWIMG_TRY_ASSIGN(const auto symbols, read_elf_symbols(bytes, sections, name));
   HWIMG_TRY_ASSIGN(const auto relocations, read_elf_relocations(bytes, sections, name));
-  const detail::CpuCheckData cpu_checks(symbols, relocations, header.type);
   CodeScan scan;
   HWIMG_TRY_ASSIGN(scan.needed_level, read_x86_isa_needed(bytes, sections, name));
 
@@ -177,6 +176,8 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
     }
   }
   std::ranges::sort(code, {}, &Code::address);
+  const detail::CpuCheckData cpu_checks(symbols, relocations, header.type, code.empty() ? 0 : code.front().address,
+                                        code.empty() ? 0 : code.back().address + code.back().bytes.size());
 
   HWIMG_TRY_ASSIGN(const auto* zydis, with_context(detail::load_zydis(), "failed to scan the instructions of " + std::string(name)));
   ZydisDecoder decoder;
@@ -212,11 +213,14 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
       }
       ++scan.instructions;
       const auto address = part.address + offset;
-      while (current + 1 < boundaries.size() && boundaries[current + 1].address <= address) ++current;
-      cpu_checks.note(instruction, address, boundaries[current].address,
-                      current + 1 < boundaries.size() ? boundaries[current + 1].address : no_address, notes);
+      if (cpu_checks.may_note(instruction)) {
+        while (current + 1 < boundaries.size() && boundaries[current + 1].address <= address) ++current;
+        cpu_checks.note(instruction, address, boundaries[current].address,
+                        current + 1 < boundaries.size() ? boundaries[current + 1].address : no_address, notes);
+      }
       const auto set = static_cast<std::size_t>(instruction.meta.isa_set);
       if (needs[set] && !runs_everywhere(instruction.mnemonic)) {
+        while (current + 1 < boundaries.size() && boundaries[current + 1].address <= address) ++current;
         auto& used = usage[current];
         if (!used.seen.test(set)) {
           used.seen.set(set);

@@ -52,7 +52,16 @@ struct DispatchNotes {
 // The addresses whose use is a CPU check, from a file's symbols and relocations.
 class CpuCheckData {
  public:
-  CpuCheckData(std::span<const ElfSymbol> symbols, std::span<const ElfRelocation> relocations, std::uint16_t elf_type);
+  // `code_begin`..`code_end` spans the executable sections: LEAs of addresses outside are of data.
+  CpuCheckData(std::span<const ElfSymbol> symbols, std::span<const ElfRelocation> relocations, std::uint16_t elf_type,
+               std::uint64_t code_begin, std::uint64_t code_end);
+
+  // Whether `note` may note `instruction`: the decode loop's cheap test, most instructions fail it.
+  [[nodiscard]] bool may_note(const ZydisDecodedInstruction& instruction) const {
+    const auto& raw = instruction.raw;
+    return raw.imm[0].is_relative || (raw.disp.size == 32 && (m_absolute || (raw.modrm.mod == 0 && raw.modrm.rm == 5))) ||
+           (m_absolute && raw.imm[0].size >= 32) || instruction.mnemonic == ZYDIS_MNEMONIC_CPUID;
+  }
 
   // Notes `instruction` at `address` if it checks the CPU or refers to code outside
   // [`function`, `function_end`), the stretch it lies in.
@@ -68,6 +77,8 @@ class CpuCheckData {
 
   std::vector<Range> m_data;  // __cpu_model, __cpu_features2 and the GOT slots holding their addresses
   std::uint64_t m_indicator_init = 0;
+  std::uint64_t m_code_begin = 0;
+  std::uint64_t m_code_end = 0;
   bool m_absolute = false;  // ET_EXEC: addresses also appear as immediates and absolute displacements
 };
 
