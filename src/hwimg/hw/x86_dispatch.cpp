@@ -46,8 +46,12 @@ CpuCheckData::CpuCheckData(std::span<const ElfSymbol> symbols, std::span<const E
     : m_code_begin(code_begin), m_code_end(code_end), m_absolute(elf_type == elf_type_executable) {
   for (const auto& symbol : symbols) {
     if (symbol.section == 0) continue;
-    if (is_cpu_model(symbol.name)) m_data.push_back({symbol.value, symbol.value + std::max<std::uint64_t>(symbol.size, 1)});
-    if (symbol.name == "__cpu_indicator_init" && symbol.type == ElfSymbolType::function) m_indicator_init = symbol.value;
+    if (is_cpu_model(symbol.name)) {
+      m_data.push_back({symbol.value, symbol.value + std::max<std::uint64_t>(symbol.size, 1)});
+    }
+    if (symbol.name == "__cpu_indicator_init" && symbol.type == ElfSymbolType::function) {
+      m_indicator_init = symbol.value;
+    }
   }
   // Without linker relaxation (or from libgcc_s) the address is loaded from a GOT slot: one the
   // dynamic linker fills with the symbol, or with the load address plus the object's.
@@ -57,13 +61,13 @@ CpuCheckData::CpuCheckData(std::span<const ElfSymbol> symbols, std::span<const E
                        is_cpu_model(relocation.symbol);
     const auto target = static_cast<std::uint64_t>(relocation.addend);
     const bool relative = relocation.type == reloc_x86_64_relative &&
-                          std::ranges::any_of(objects, [&](const Range& range) { return target >= range.begin && target < range.end; });
+                          std::ranges::any_of(objects, [&](const Range& range) { return range.holds(target); });
     if (named || relative) m_data.push_back({relocation.offset, relocation.offset + pointer_size});
   }
 }
 
 bool CpuCheckData::is_cpu_data(std::uint64_t address) const {
-  return std::ranges::any_of(m_data, [&](const Range& range) { return address >= range.begin && address < range.end; });
+  return std::ranges::any_of(m_data, [&](const Range& range) { return range.holds(address); });
 }
 
 void CpuCheckData::note(const ZydisDecodedInstruction& instruction, std::uint64_t address, std::uint64_t function,

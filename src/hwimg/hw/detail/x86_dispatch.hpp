@@ -59,7 +59,8 @@ class CpuCheckData {
   // Whether `note` may note `instruction`: the decode loop's cheap test, most instructions fail it.
   [[nodiscard]] bool may_note(const ZydisDecodedInstruction& instruction) const {
     const auto& raw = instruction.raw;
-    return raw.imm[0].is_relative || (raw.disp.size == 32 && (m_absolute || (raw.modrm.mod == 0 && raw.modrm.rm == 5))) ||
+    const bool rip_relative = raw.modrm.mod == 0 && raw.modrm.rm == 5;
+    return raw.imm[0].is_relative || (raw.disp.size == 32 && (m_absolute || rip_relative)) ||
            (m_absolute && raw.imm[0].size >= 32) || instruction.mnemonic == ZYDIS_MNEMONIC_CPUID;
   }
 
@@ -72,6 +73,7 @@ class CpuCheckData {
   struct Range {
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
+    [[nodiscard]] bool holds(std::uint64_t address) const { return address >= begin && address < end; }
   };
   [[nodiscard]] bool is_cpu_data(std::uint64_t address) const;
 
