@@ -2,7 +2,8 @@
 # A variant's x86-64 instructions against its CPU label (issue 24 item 2, docs/recipe.md#cpu-code):
 # the stencil recipe with -march=x86-64-v3 forced on every variant is refused for v1 and v2,
 # naming the file, a function and an AVX2 instruction; v3 and v4 build. A v1 variant holding a
-# target_clones("avx2","default") library builds.
+# target_clones("avx2","default") library builds, and so does one holding a program whose AVX2
+# function is only called after __builtin_cpu_supports("avx2"), reported naming the caller.
 source "$(dirname "$0")/lib.sh"
 require_tool g++
 require_tool make
@@ -54,4 +55,32 @@ YAML
 report=$("$HWIMG" build "$app/recipe.yaml" -o "$TEST_TMP/out-clones" --tag 1 -v 2>&1 >/dev/null)
 assert_contains "$report" "variant cpu-x86-64-v1: dispatched code beyond x86-64-v1 accepted: " "the dispatched report with -v"
 jq -r ".manifests[].annotations[\"org.opencontainers.image.ref.name\"]" "$TEST_TMP/out-clones/index.json" | grep -qx 1-cpu-x86-64-v1 || fail "the v1 variant was not written"
-echo "instructions beyond the label are refused by function; dispatched versions are accepted"
+step "a v1 variant holding a program that calls its AVX2 function after __builtin_cpu_supports is accepted, naming the check"
+app=$TEST_TMP/cpu-supports
+mkdir -p "$app/src"
+cat >"$app/src/kernel.c" <<'C'
+__attribute__((target("avx2"), noinline))
+static void run_avx2(int* a, const int* b, int n) { for (int i = 0; i < n; ++i) a[i] += b[i] * 3; }
+__attribute__((noinline))
+static void run_plain(int* a, const int* b, int n) { for (int i = 0; i < n; ++i) a[i] += b[i] * 5; }
+void work(int* a, const int* b, int n) {
+  if (__builtin_cpu_supports("avx2")) run_avx2(a, b, n); else run_plain(a, b, n);
+}
+int main(void) { int a[64] = {0}, b[64] = {0}; work(a, b, 64); return a[0]; }
+C
+printf 'axes:\n  gpu: [none]\n  cpu: [x86-64-v1]\n' >"$app/matrix.yaml"
+cat >"$app/recipe.yaml" <<'YAML'
+name: cpu-supports
+base: scratch
+matrix: matrix.yaml
+build:
+  workdir: src
+  run: 'mkdir -p "${out}/bin" && gcc -O3 -o "${out}/bin/kernel" kernel.c'
+layers:
+  - {from: "${out}/bin", to: /opt/bin}
+YAML
+report=$("$HWIMG" build "$app/recipe.yaml" -o "$TEST_TMP/out-cpu-supports" --tag 1 -v 2>&1 >/dev/null)
+assert_contains "$report" "/opt/bin/kernel: function run_avx2 needs " "run_avx2 in the dispatched report"
+grep -Eq "avx2 \(v[a-z0-9]+ at 0x[0-9a-f]+\), only reached after a CPU check in work" <<<"$report" || fail "no AVX2 instruction and checking function named: $report"
+jq -r ".manifests[].annotations[\"org.opencontainers.image.ref.name\"]" "$TEST_TMP/out-cpu-supports/index.json" | grep -qx 1-cpu-x86-64-v1 || fail "the v1 variant was not written"
+echo "instructions beyond the label are refused by function; dispatched versions and code behind a visible CPU check are accepted"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "hwimg/hw/elf.hpp"
 #include "hwimg/hw/x86_isa_scan.hpp"
 #include "hwimg/util/files.hpp"
 #include "x86_test_programs.hpp"
@@ -79,6 +80,61 @@ TEST_CASE("x86 scan: target_clones versions and IFUNC targets are dispatched, al
   CHECK(found);
 }
 
+TEST_CASE("x86 scan: a function only called after __builtin_cpu_supports is dispatched, naming the caller") {
+  const auto dir = test::scratch_directory();
+  // PIE (a RIP-relative read of __cpu_model), static (`mov $__cpu_model`), PIE without linker
+  // relaxation (its address from a GOT slot), shared object (run_avx2 static, work exported).
+  for (const std::string flags : {"-O3 -fPIE -pie", "-O3 -static", "-O3 -fPIE -pie -Wl,--no-relax", "-O3 -fPIC -shared"}) {
+    CAPTURE(flags);
+    test::compile_c(dir.path() / "prog", test::x86_cpu_supports, flags);
+    const auto scan = scan_file(dir.path() / "prog");
+    const auto* avx2 = find_function(scan, "run_avx2");
+    REQUIRE(avx2 != nullptr);
+    CHECK(needs(*avx2, "avx2"));
+    CHECK(avx2->dispatch == hw::CodeDispatch::after_cpu_check);
+    CHECK(avx2->dispatched_by == "work");
+    CHECK(hw::dispatch_name(avx2->dispatch, avx2->dispatched_by) == "only reached after a CPU check in work");
+  }
+}
+
+TEST_CASE("x86 scan: a function also called without a CPU check, exported, or only referenced from data is not dispatched") {
+  const auto dir = test::scratch_directory();
+  test::compile_c(dir.path() / "prog", test::x86_cpu_supports_and_unchecked_call, "-O3");
+  const auto* avx2 = find_function(scan_file(dir.path() / "prog"), "run_avx2");
+  REQUIRE(avx2 != nullptr);
+  CHECK(avx2->dispatch == hw::CodeDispatch::none);
+  CHECK(avx2->dispatched_by.empty());
+  // Not static and exported (-rdynamic): a plugin may call it unchecked. In an executable the call
+  // is direct, so only the export tells.
+  test::compile_c(dir.path() / "exported", test::x86_cpu_supports, "-O3 -fPIE -pie -rdynamic -Dstatic=");
+  const auto* exported = find_function(scan_file(dir.path() / "exported"), "run_avx2");
+  REQUIRE(exported != nullptr);
+  CHECK(exported->dispatch == hw::CodeDispatch::none);
+  // Its callers are indirect calls through a pointer in data, which the scan does not follow.
+  test::compile_c(dir.path() / "table", test::x86_cpu_supports_through_table, "-O3");
+  const auto* from_data = find_function(scan_file(dir.path() / "table"), "run_avx2");
+  REQUIRE(from_data != nullptr);
+  CHECK(from_data->dispatch == hw::CodeDispatch::none);
+}
+
+TEST_CASE("x86 scan: AVX2 after a function's own cpuid is dispatched, before it is not, also when stripped") {
+  const auto dir = test::scratch_directory();
+  for (const std::string flags : {"-O2 -fPIC -shared", "-O2 -fPIC -shared -s"}) {
+    CAPTURE(flags);
+    test::compile_c(dir.path() / "lib.so", test::x86_inline_cpuid, flags);
+    const auto scan = scan_file(dir.path() / "lib.so");
+    const auto* checked = find_function(scan, "checked");
+    REQUIRE(checked != nullptr);
+    CHECK(needs(*checked, "avx2"));
+    CHECK(checked->dispatch == hw::CodeDispatch::own_cpu_check);
+    CHECK(checked->dispatched_by == "checked");
+    const auto* unchecked = find_function(scan, "unchecked");
+    REQUIRE(unchecked != nullptr);
+    CHECK(needs(*unchecked, "avx2"));
+    CHECK(unchecked->dispatch == hw::CodeDispatch::none);
+  }
+}
+
 TEST_CASE("x86 scan: -mneeded writes the ISA level into the GNU property note; without it the note says baseline") {
   const auto dir = test::scratch_directory();
   test::compile_c(dir.path() / "needed", test::x86_add_loop, "-O3 -march=x86-64-v3 -mneeded");
@@ -102,4 +158,29 @@ TEST_CASE("x86 scan: a file for another machine or a truncated one is refused wi
   const auto cut = hw::scan_x86_isa(std::as_bytes(std::span(*bytes).first(200)), "prog");
   REQUIRE_FALSE(cut.has_value());
   CHECK(cut.error().message.starts_with("failed to read ELF file prog"));
+}
+
+TEST_CASE("x86 scan: a relocation section with the wrong entry size or a symbol beyond its table is refused") {
+  const auto dir = test::scratch_directory();
+  test::compile_c(dir.path() / "prog", test::x86_cpu_supports, "-O2 -fPIE -pie");
+  const auto bytes = util::read_file(dir.path() / "prog");
+  REQUIRE(bytes.has_value());
+  const auto sections = hw::read_elf_sections(std::as_bytes(std::span(*bytes)), "prog");
+  REQUIRE(sections.has_value());
+  const auto rela = std::ranges::find(*sections, std::string(".rela.dyn"), &hw::ElfSection::name);
+  REQUIRE(rela != sections->end());
+  const auto header = hw::read_le<std::uint64_t>(std::as_bytes(std::span(*bytes)), 40) +
+                      static_cast<std::uint64_t>(rela - sections->begin()) * 64;
+
+  auto wrong_size = *bytes;
+  wrong_size[header + 56] = 16;  // sh_entsize
+  const auto sized = hw::scan_x86_isa(std::as_bytes(std::span(wrong_size)), "prog");
+  REQUIRE_FALSE(sized.has_value());
+  CHECK(sized.error().message == "failed to read ELF file prog: relocation section .rela.dyn has entries of 16 bytes, not 24");
+
+  auto far_symbol = *bytes;
+  far_symbol[rela->offset + 8 + 6] = '\x7f';  // the first entry's r_info symbol index, high bytes
+  const auto named = hw::scan_x86_isa(std::as_bytes(std::span(far_symbol)), "prog");
+  REQUIRE_FALSE(named.has_value());
+  CHECK(named.error().message.find("names symbol") != std::string::npos);
 }

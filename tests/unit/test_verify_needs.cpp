@@ -16,8 +16,9 @@ namespace {
 verify::LayerNeeds sample_needs() {
   verify::FileNeeds program{"/opt/app/bin/app", {hw::ElfClass::elf64, 3, hw::elf_machine_x86_64}, hw::X86Level::v3,
                             {}, {}, 4096};
-  program.functions.push_back({"add_ints", hw::CodeDispatch::none, {{"avx2", "vpaddd", 0x1139}, {"fma", "vfmadd231ps", 0x1150}}});
-  program.functions.push_back({"add_ints.avx512f", hw::CodeDispatch::multiversion, {{"avx512f", "vpaddd", 0x2000}}});
+  program.functions.push_back({"add_ints", hw::CodeDispatch::none, {}, {{"avx2", "vpaddd", 0x1139}, {"fma", "vfmadd231ps", 0x1150}}});
+  program.functions.push_back({"add_ints.avx512f", hw::CodeDispatch::multiversion, {}, {{"avx512f", "vpaddd", 0x2000}}});
+  program.functions.push_back({"run_avx2", hw::CodeDispatch::after_cpu_check, "work", {{"avx2", "vpaddd", 0x3000}}});
   verify::FileNeeds foreign{"/opt/app/bin/arm", {hw::ElfClass::elf64, 2, hw::elf_machine_aarch64}, std::nullopt, {}, {}, 0};
   return {{program, foreign}};
 }
@@ -33,8 +34,10 @@ TEST_CASE("verify: needs read back as written; anything else counts as missing")
   CHECK(back->files[0].path == "/opt/app/bin/app");
   CHECK(back->files[0].needed_level == hw::X86Level::v3);
   CHECK(back->files[0].code_bytes == 4096);
-  REQUIRE(back->files[0].functions.size() == 2);
+  REQUIRE(back->files[0].functions.size() == 3);
   CHECK(back->files[0].functions[1].dispatch == hw::CodeDispatch::multiversion);
+  CHECK(back->files[0].functions[2].dispatch == hw::CodeDispatch::after_cpu_check);
+  CHECK(back->files[0].functions[2].dispatched_by == "work");
   CHECK(back->files[0].functions[0].uses[1].mnemonic == "vfmadd231ps");
   CHECK(back->files[1].identity.machine == hw::elf_machine_aarch64);
   CHECK(verify::needs_to_json(*back) == text);
@@ -42,7 +45,7 @@ TEST_CASE("verify: needs read back as written; anything else counts as missing")
   CHECK_FALSE(verify::needs_from_json("").has_value());
   CHECK_FALSE(verify::needs_from_json("[]").has_value());
   auto other_scanner = text;
-  other_scanner.replace(other_scanner.find("\"scanner\":1"), 11, "\"scanner\":0");
+  other_scanner.replace(other_scanner.find("\"scanner\":"), 11, "\"scanner\":0");
   CHECK_FALSE(verify::needs_from_json(other_scanner).has_value());
   auto mistyped = text;
   mistyped.replace(mistyped.find("\"code_bytes\":4096"), 17, "\"code_bytes\":\"4k\"");
@@ -83,8 +86,9 @@ TEST_CASE("verify: a label's verdict names wrong machines, notes above the level
   CHECK(findings.uncovered[0] == "/opt/app/bin/app says in its GNU property note (GNU_PROPERTY_X86_ISA_1_NEEDED) that it needs x86-64-v3");
   CHECK(findings.uncovered[1] == "/opt/app/bin/app: function add_ints needs avx2 (vpaddd at 0x1139), fma (vfmadd231ps at 0x1150)");
   CHECK(findings.uncovered[2].starts_with("/opt/app/bin/arm is a 64-bit AArch64 (EM_AARCH64) executable (its own layer)"));
-  REQUIRE(findings.dispatched.size() == 1);
+  REQUIRE(findings.dispatched.size() == 2);
   CHECK(findings.dispatched[0].starts_with("/opt/app/bin/app: function add_ints.avx512f needs avx512f (vpaddd at 0x2000), "));
+  CHECK(findings.dispatched[1] == "/opt/app/bin/app: function run_avx2 needs avx2 (vpaddd at 0x3000), only reached after a CPU check in work");
   CHECK(findings.needed == hw::FeatureSet{"avx2", "fma"});
   CHECK(findings.noted_level == hw::X86Level::v3);
 

@@ -3,26 +3,32 @@
 #include <array>
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace hwimg::hw {
 
-std::string_view dispatch_name(CodeDispatch dispatch) {
+std::string dispatch_name(CodeDispatch dispatch, std::string_view dispatched_by) {
   switch (dispatch) {
     case CodeDispatch::none: return "not dispatched";
     case CodeDispatch::multiversion: return "a target_clones/target version";
     case CodeDispatch::ifunc_target: return "an IFUNC target";
     case CodeDispatch::resolver: return "an IFUNC resolver";
     case CodeDispatch::runtime_library: return "a glibc/libstdc++ function behind its own CPUID check";
+    case CodeDispatch::own_cpu_check: return "behind the function's own CPU check";
+    case CodeDispatch::after_cpu_check: return fmt::format("only reached after a CPU check in {}", dispatched_by);
   }
   return "";
 }
 
 namespace {
-constexpr std::array<std::pair<CodeDispatch, std::string_view>, 5> dispatch_keys{{
+constexpr std::array<std::pair<CodeDispatch, std::string_view>, 7> dispatch_keys{{
     {CodeDispatch::none, "none"},
     {CodeDispatch::multiversion, "multiversion"},
     {CodeDispatch::ifunc_target, "ifunc_target"},
     {CodeDispatch::resolver, "resolver"},
     {CodeDispatch::runtime_library, "runtime_library"},
+    {CodeDispatch::own_cpu_check, "own_cpu_check"},
+    {CodeDispatch::after_cpu_check, "after_cpu_check"},
 }};
 }  // namespace
 

@@ -20,6 +20,8 @@ enum class CodeDispatch {
   ifunc_target,  // an address an IFUNC resolver returns
   resolver,      // an IFUNC resolver itself
   runtime_library,  // a known glibc/libstdc++ function that checks CPUID first (static programs)
+  own_cpu_check,    // every feature use follows the function's own CPU check
+  after_cpu_check,  // only referenced from code after a CPU check in another function, or from dispatched code
 };
 
 // The first instruction of one ISA set in a function.
@@ -33,6 +35,7 @@ struct FunctionUse {
   std::string name;            // the symbol, or "code at 0x1234" between symbols
   std::uint64_t address = 0;
   CodeDispatch dispatch = CodeDispatch::none;
+  std::string dispatched_by;   // own_cpu_check, after_cpu_check: the function whose CPU check it follows
   std::vector<InstructionUse> uses;  // one per ISA set that needs a feature, by address
 };
 
@@ -48,7 +51,8 @@ struct CodeScan {
 
 // Whether `dispatch` is code only run after a CPU check.
 [[nodiscard]] inline bool is_dispatched(CodeDispatch dispatch) { return dispatch != CodeDispatch::none; }
-[[nodiscard]] std::string_view dispatch_name(CodeDispatch dispatch);
+// "a target_clones/target version", "only reached after a CPU check in work" (`dispatched_by`).
+[[nodiscard]] std::string dispatch_name(CodeDispatch dispatch, std::string_view dispatched_by = {});
 // A stable one-word key ("ifunc_target") for files that keep scans, and back.
 [[nodiscard]] std::string_view dispatch_key(CodeDispatch dispatch);
 [[nodiscard]] std::optional<CodeDispatch> parse_dispatch_key(std::string_view key);

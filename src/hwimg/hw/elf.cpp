@@ -10,6 +10,7 @@ constexpr std::uint64_t elf_header_size = 64;
 constexpr std::uint64_t section_header_size = 64;
 constexpr std::uint16_t extended_section_index = 0xffff;  // SHN_XINDEX
 constexpr std::uint64_t elf64_symbol_size = 24;                  // Elf64_Sym
+constexpr std::uint64_t elf64_rela_size = 24;                    // Elf64_Rela
 
 bool within(std::span<const std::byte> bytes, std::uint64_t offset, std::uint64_t size) {
   return offset <= bytes.size() && size <= bytes.size() - offset;
@@ -146,10 +147,65 @@ Result<std::vector<ElfSymbol>> read_elf_symbols(std::span<const std::byte> bytes
           .section = read_le<std::uint16_t>(bytes, at + 6),
           .value = read_le<std::uint64_t>(bytes, at + 8),
           .size = read_le<std::uint64_t>(bytes, at + 16),
+          .table = table.type == elf_section_dynsym ? ElfSymbolTable::dynsym : ElfSymbolTable::symtab,
       });
     }
   }
   return symbols;
+}
+
+Result<std::vector<ElfRelocation>> read_elf_relocations(std::span<const std::byte> bytes,
+                                                       std::span<const ElfSection> sections, std::string_view name) {
+  std::vector<ElfRelocation> relocations;
+  for (const auto& table : sections) {
+    if (table.type != elf_section_rela) continue;
+    if (table.entry_size != elf64_rela_size) {
+      return fail("failed to read ELF file {}: relocation section {} has entries of {} bytes, not {}", name,
+                  table.name, table.entry_size, elf64_rela_size);
+    }
+    // A section without a symbol table (sh_link 0) holds only relocations without symbols.
+    const ElfSection* symbols = nullptr;
+    std::string_view strings;
+    if (table.link != 0) {
+      if (table.link >= sections.size() || sections[table.link].entry_size != elf64_symbol_size ||
+          (sections[table.link].type != elf_section_symtab && sections[table.link].type != elf_section_dynsym)) {
+        return fail("failed to read ELF file {}: relocation section {} links to section {}, which is no symbol table",
+                    name, table.name, table.link);
+      }
+      symbols = &sections[table.link];
+      if (symbols->link >= sections.size() || sections[symbols->link].type == elf_section_nobits) {
+        return fail("failed to read ELF file {}: symbol table {} names string table {}, which has no bytes", name,
+                    symbols->name, symbols->link);
+      }
+      const auto& text = sections[symbols->link];
+      strings = std::string_view(reinterpret_cast<const char*>(bytes.data() + text.offset), text.size);
+    }
+    for (std::uint64_t at = table.offset; at + elf64_rela_size <= table.offset + table.size; at += elf64_rela_size) {
+      const auto info = read_le<std::uint64_t>(bytes, at + 8);
+      const auto index = info >> 32;
+      ElfRelocation relocation{
+          .offset = read_le<std::uint64_t>(bytes, at),
+          .type = static_cast<std::uint32_t>(info & 0xffffffff),
+          .symbol = {},
+          .addend = static_cast<std::int64_t>(read_le<std::uint64_t>(bytes, at + 16)),
+      };
+      if (index != 0) {
+        if (symbols == nullptr || index >= symbols->size / elf64_symbol_size) {
+          return fail("failed to read ELF file {}: the relocation at offset {} names symbol {}, which is not in {}",
+                      name, at, index, symbols == nullptr ? std::string("any symbol table") : symbols->name);
+        }
+        const auto name_offset = read_le<std::uint32_t>(bytes, symbols->offset + index * elf64_symbol_size);
+        if (name_offset >= strings.size()) {
+          return fail("failed to read ELF file {}: the name of symbol {} of {} is outside its string table", name,
+                      index, symbols->name);
+        }
+        const auto rest = strings.substr(name_offset);
+        relocation.symbol = std::string(rest.substr(0, rest.find('\0')));
+      }
+      relocations.push_back(std::move(relocation));
+    }
+  }
+  return relocations;
 }
 
 }  // namespace hwimg::hw

@@ -2,7 +2,7 @@
 // Just enough of ELF64 (little-endian) to find sections and symbols in a file's bytes: the fatbin
 // reader needs the host binary's `.nv_fatbin` and the header fields of the cubins inside it, the
 // instruction scan the executable sections and the function symbols (System V gABI, "Sections" and
-// "Symbol Table"; docs/compatibility.md#cpu-code).
+// "Symbol Table", "Relocation"; docs/compatibility.md#cpu-code).
 
 #include <cstddef>
 #include <cstdint>
@@ -19,10 +19,13 @@ inline constexpr std::uint16_t elf_machine_cuda = 190;  // EM_CUDA
 inline constexpr std::uint32_t elf_section_nobits = 8;  // SHT_NOBITS: no bytes in the file
 inline constexpr std::uint32_t elf_section_symtab = 2;  // SHT_SYMTAB
 inline constexpr std::uint32_t elf_section_note = 7;    // SHT_NOTE
+inline constexpr std::uint32_t elf_section_rela = 4;    // SHT_RELA
 inline constexpr std::uint32_t elf_section_dynsym = 11; // SHT_DYNSYM
 inline constexpr std::uint64_t elf_section_execinstr = 0x4;  // SHF_EXECINSTR
 
 enum class ElfSymbolType : std::uint8_t { none = 0, object = 1, function = 2, section = 3, file = 4, gnu_ifunc = 10 };
+// Which table a symbol came from: a defined .dynsym symbol is one other objects can bind to.
+enum class ElfSymbolTable : std::uint8_t { symtab, dynsym };
 
 struct ElfHeader {
   std::uint8_t os_abi = 0;
@@ -51,6 +54,15 @@ struct ElfSymbol {
   std::uint16_t section = 0;  // 0: undefined
   std::uint64_t value = 0;    // the address, for functions
   std::uint64_t size = 0;
+  ElfSymbolTable table = ElfSymbolTable::symtab;
+};
+
+// One Elf64_Rela entry of an SHT_RELA section, its symbol named ("" for index 0).
+struct ElfRelocation {
+  std::uint64_t offset = 0;  // the address it patches
+  std::uint32_t type = 0;    // R_X86_64_GLOB_DAT, R_X86_64_RELATIVE, ...
+  std::string symbol;
+  std::int64_t addend = 0;
 };
 
 // True when the bytes start with the ELF magic.
@@ -66,6 +78,12 @@ struct ElfSymbol {
 [[nodiscard]] Result<std::vector<ElfSymbol>> read_elf_symbols(std::span<const std::byte> bytes,
                                                               std::span<const ElfSection> sections,
                                                               std::string_view name);
+
+// The entries of every SHT_RELA section (.rela.dyn, .rela.plt), symbols named from the symbol table
+// each section links to (System V gABI, "Relocation").
+[[nodiscard]] Result<std::vector<ElfRelocation>> read_elf_relocations(std::span<const std::byte> bytes,
+                                                                      std::span<const ElfSection> sections,
+                                                                      std::string_view name);
 
 // Little-endian reads; the caller has checked the bounds.
 template <typename T>

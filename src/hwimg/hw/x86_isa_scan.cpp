@@ -6,8 +6,7 @@
 #include <set>
 #include <unordered_set>
 
-#include <fmt/format.h>
-
+#include "hwimg/hw/detail/x86_dispatch.hpp"
 #include "hwimg/hw/detail/x86_isa_features.hpp"
 #include "hwimg/hw/detail/zydis_library.hpp"
 #include "hwimg/hw/elf.hpp"
@@ -26,13 +25,9 @@ struct Code {
   std::span<const std::byte> bytes;
 };
 
-// Where functions start and where the stretches between them do: a function's end starts a gap.
-struct Boundary {
-  std::uint64_t address = 0;
-  bool starts_function = false;
-  std::string name;
-  CodeDispatch dispatch = CodeDispatch::none;
-};
+using detail::CodeBoundary;
+using detail::Linkage;
+using detail::no_address;
 
 struct Usage {
   std::bitset<ZYDIS_ISA_SET_MAX_VALUE + 1> seen;
@@ -110,7 +105,7 @@ bool is_function(const ElfSymbol& symbol) {
 }
 
 // The functions, the gaps between them and the unnamed IFUNC targets, sorted by address.
-std::vector<Boundary> make_boundaries(std::span<const ElfSymbol> symbols, std::span<const Code> code,
+std::vector<CodeBoundary> make_boundaries(std::span<const ElfSymbol> symbols, std::span<const Code> code,
                                       const std::set<std::uint64_t>& resolvers,
                                       const std::set<std::uint64_t>& targets) {
   // GCC and Clang name a version "f.SUFFIX" next to "f.resolver" and an IFUNC "f" (GCC 12:
@@ -129,26 +124,34 @@ std::vector<Boundary> make_boundaries(std::span<const ElfSymbol> symbols, std::s
     if (targets.contains(symbol.value)) return CodeDispatch::ifunc_target;
     return is_runtime_dispatched(symbol.name) ? CodeDispatch::runtime_library : CodeDispatch::none;
   };
-  std::vector<Boundary> boundaries;
-  for (const auto& part : code) boundaries.push_back({part.address, false, {}, CodeDispatch::none});
+  std::vector<CodeBoundary> boundaries;
+  for (const auto& part : code) boundaries.push_back({part.address, false, {}, CodeDispatch::none, Linkage::internal});
   std::set<std::uint64_t> named;
+  std::set<std::uint64_t> exported;
   for (const auto& symbol : symbols) {
     if (!is_function(symbol) || !in_code(code, symbol.value)) continue;
     named.insert(symbol.value);
-    boundaries.push_back({symbol.value, true, symbol.name, dispatch_of(symbol)});
-    if (symbol.size > 0) boundaries.push_back({symbol.value + symbol.size, false, {}, CodeDispatch::none});
+    if (symbol.table == ElfSymbolTable::dynsym) exported.insert(symbol.value);
+    boundaries.push_back({symbol.value, true, symbol.name, dispatch_of(symbol), Linkage::internal});
+    if (symbol.size > 0) {
+      boundaries.push_back({symbol.value + symbol.size, false, {}, CodeDispatch::none, Linkage::internal});
+    }
   }
   for (const auto target : targets) {
-    if (!named.contains(target)) boundaries.push_back({target, true, {}, CodeDispatch::ifunc_target});
+    if (!named.contains(target)) boundaries.push_back({target, true, {}, CodeDispatch::ifunc_target, Linkage::internal});
   }
   // At one address a function start wins over a gap, and a dispatched alias over the others.
-  std::ranges::stable_sort(boundaries, [](const Boundary& a, const Boundary& b) {
+  std::ranges::stable_sort(boundaries, [](const CodeBoundary& a, const CodeBoundary& b) {
     if (a.address != b.address) return a.address < b.address;
     if (a.starts_function != b.starts_function) return a.starts_function;
     return is_dispatched(a.dispatch) && !is_dispatched(b.dispatch);
   });
-  const auto same_place = [](const Boundary& a, const Boundary& b) { return a.address == b.address; };
+  const auto same_place = [](const CodeBoundary& a, const CodeBoundary& b) { return a.address == b.address; };
   boundaries.erase(std::unique(boundaries.begin(), boundaries.end(), same_place), boundaries.end());
+  // An alias in .dynsym makes the function callable from other objects, unseen by the scan.
+  for (auto& boundary : boundaries) {
+    if (boundary.starts_function && exported.contains(boundary.address)) boundary.linkage = Linkage::exported;
+  }
   return boundaries;
 }
 
@@ -162,6 +165,7 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
   }
   HWIMG_TRY_ASSIGN(const auto sections, read_elf_sections(bytes, name));
   HWIMG_TRY_ASSIGN(const auto symbols, read_elf_symbols(bytes, sections, name));
+  HWIMG_TRY_ASSIGN(const auto relocations, read_elf_relocations(bytes, sections, name));
   CodeScan scan;
   HWIMG_TRY_ASSIGN(scan.needed_level, read_x86_isa_needed(bytes, sections, name));
 
@@ -172,6 +176,8 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
     }
   }
   std::ranges::sort(code, {}, &Code::address);
+  const detail::CpuCheckData cpu_checks(symbols, relocations, header.type, code.empty() ? 0 : code.front().address,
+                                        code.empty() ? 0 : code.back().address + code.back().bytes.size());
 
   HWIMG_TRY_ASSIGN(const auto* zydis, with_context(detail::load_zydis(), "failed to scan the instructions of " + std::string(name)));
   ZydisDecoder decoder;
@@ -194,6 +200,7 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
     needs[static_cast<std::size_t>(set)] = !detail::x86_isa_set_features(set).empty();
   }
   std::size_t current = 0;
+  detail::DispatchNotes notes;
   ZydisDecodedInstruction instruction;
   for (const auto& part : code) {
     const auto* data = part.bytes.data();
@@ -205,9 +212,14 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
         continue;
       }
       ++scan.instructions;
+      const auto address = part.address + offset;
+      if (cpu_checks.may_note(instruction)) {
+        while (current + 1 < boundaries.size() && boundaries[current + 1].address <= address) ++current;
+        cpu_checks.note(instruction, address, boundaries[current].address,
+                        current + 1 < boundaries.size() ? boundaries[current + 1].address : no_address, notes);
+      }
       const auto set = static_cast<std::size_t>(instruction.meta.isa_set);
       if (needs[set] && !runs_everywhere(instruction.mnemonic)) {
-        const auto address = part.address + offset;
         while (current + 1 < boundaries.size() && boundaries[current + 1].address <= address) ++current;
         auto& used = usage[current];
         if (!used.seen.test(set)) {
@@ -221,11 +233,16 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
     }
     scan.bytes += size;
   }
+  std::vector<std::uint64_t> first_use(boundaries.size(), no_address);
+  for (std::size_t i = 0; i < boundaries.size(); ++i) {
+    for (const auto& use : usage[i].uses) first_use[i] = std::min(first_use[i], use.address);
+  }
+  auto dispatch = detail::resolve_dispatch(boundaries, first_use, std::move(notes));
   for (std::size_t i = 0; i < boundaries.size(); ++i) {
     if (usage[i].uses.empty()) continue;
     const auto& boundary = boundaries[i];
-    scan.functions.push_back({boundary.name.empty() ? fmt::format("code at {:#x}", boundary.address) : boundary.name,
-                              boundary.address, boundary.dispatch, std::move(usage[i].uses)});
+    scan.functions.push_back({detail::boundary_name(boundary), boundary.address, dispatch[i].dispatch,
+                              std::move(dispatch[i].dispatched_by), std::move(usage[i].uses)});
   }
   return scan;
 }

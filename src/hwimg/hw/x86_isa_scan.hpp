@@ -7,8 +7,8 @@
 // has a feature is told apart as dispatched: GCC/Clang multiversions (`target_clones`, `target`:
 // `f.avx2`, `f.arch_x86_64_v3`, `f.avx2.0`, next to `f.resolver` or an IFUNC `f`) and every
 // address an IFUNC resolver loads (glibc's string functions, also when stripped), and the few
-// glibc/libstdc++ functions a static program carries that check CPUID themselves. Other code
-// behind a CPUID check is not recognised yet.
+// glibc/libstdc++ functions a static program carries that check CPUID themselves, and code behind
+// a CPU check the decoder can see (hw/detail/x86_dispatch.hpp).
 
 #include <cstddef>
 #include <cstdint>

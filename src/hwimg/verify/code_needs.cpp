@@ -13,7 +13,7 @@ namespace {
 
 // One entry per feature, at its first use; what every x86-64 CPU has is left out.
 FunctionNeeds needs_of(const hw::FunctionUse& function, const hw::FeatureSet& baseline) {
-  FunctionNeeds needs{function.name, function.dispatch, {}};
+  FunctionNeeds needs{function.name, function.dispatch, function.dispatched_by, {}};
   for (const auto& use : function.uses) {
     for (const auto feature : use.features) {
       if (baseline.contains(feature) ||

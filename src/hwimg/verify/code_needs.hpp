@@ -29,6 +29,7 @@ struct FeatureUse {
 struct FunctionNeeds {
   std::string name;  // the symbol, or "code at 0x1234"
   hw::CodeDispatch dispatch = hw::CodeDispatch::none;
+  std::string dispatched_by;     // the function whose CPU check it follows, if any
   std::vector<FeatureUse> uses;  // by address
 };
 

@@ -70,7 +70,7 @@ void judge_layer(const LayerNeeds& needs, const CpuLabel& label, std::string_vie
       }
       auto line = fmt::format("{}: function {} needs {}", file.path, function.name, missing);
       if (hw::is_dispatched(function.dispatch)) {
-        into.dispatched.push_back(fmt::format("{}, {}", line, hw::dispatch_name(function.dispatch)));
+        into.dispatched.push_back(fmt::format("{}, {}", line, hw::dispatch_name(function.dispatch, function.dispatched_by)));
       } else if (selects_code_at_run_time(file.path)) {
         into.dispatched.push_back(fmt::format("{}, in a runtime library that selects its code by CPUID", line));
       } else {

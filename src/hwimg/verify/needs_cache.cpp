@@ -12,13 +12,16 @@ namespace {
 
 // Raised whenever the scans report something else for the same bytes (a new kind of dispatch, a
 // feature table row), so that needs kept by an older hwimg are scanned again.
-constexpr std::int64_t scanner_version = 1;
+constexpr std::int64_t scanner_version = 2;
 constexpr std::size_t largest_needs_file = std::size_t{64} << 20;
 
 Json function_json(const FunctionNeeds& function) {
   Json uses = Json::array();
   for (const auto& use : function.uses) uses.push_back(Json::array({use.feature, use.mnemonic, use.address}));
-  return {{"name", function.name}, {"dispatch", hw::dispatch_key(function.dispatch)}, {"uses", std::move(uses)}};
+  return {{"name", function.name},
+          {"dispatch", hw::dispatch_key(function.dispatch)},
+          {"by", function.dispatched_by},
+          {"uses", std::move(uses)}};
 }
 
 std::optional<std::uint64_t> unsigned_of(const Json& value) {
@@ -28,15 +31,17 @@ std::optional<std::uint64_t> unsigned_of(const Json& value) {
 }
 
 std::optional<FunctionNeeds> function_from(const Json& object) {
-  if (!object.is_object() || !object.contains("name") || !object.contains("dispatch") || !object.contains("uses")) {
+  if (!object.is_object() || !object.contains("name") || !object.contains("dispatch") || !object.contains("by") ||
+      !object.contains("uses")) {
     return std::nullopt;
   }
   auto name = util::json::as_string(object["name"]);
+  auto by = util::json::as_string(object["by"]);
   const auto key = util::json::as_string(object["dispatch"]);
   const auto dispatch = key ? hw::parse_dispatch_key(*key) : std::nullopt;
   const auto& uses = object["uses"];
-  if (!name || !dispatch || !uses.is_array()) return std::nullopt;
-  FunctionNeeds function{std::move(*name), *dispatch, {}};
+  if (!name || !dispatch || !by || !uses.is_array()) return std::nullopt;
+  FunctionNeeds function{std::move(*name), *dispatch, std::move(*by), {}};
   for (const auto& use : uses) {
     if (!use.is_array() || use.size() != 3) return std::nullopt;
     auto feature = util::json::as_string(use[0]);
