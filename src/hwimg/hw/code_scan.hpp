@@ -44,9 +44,7 @@ struct CodeScan {
   std::vector<FunctionUse> functions;
   // The GNU property GNU_PROPERTY_X86_ISA_1_NEEDED's highest level (GCC writes it with -mneeded).
   std::optional<X86Level> needed_level;
-  std::uint64_t bytes = 0;           // decoded
-  std::uint64_t instructions = 0;
-  std::uint64_t undecodable = 0;     // bytes skipped one at a time
+  std::uint64_t bytes = 0;  // of executable sections decoded
 };
 
 // Whether `dispatch` is code only run after a CPU check.

@@ -20,10 +20,20 @@
 
 #include "hwimg/hw/code_scan.hpp"
 #include "hwimg/util/error.hpp"
+#include "hwimg/util/thread_pool.hpp"
 
 namespace hwimg::hw {
 
-// `bytes` is a whole 64-bit x86-64 ELF file; `name` names it in errors.
-[[nodiscard]] Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view name);
+struct ScanThreads {
+  util::ThreadPool* pool = nullptr;  // none: the caller's thread alone
+  // Code is cut into chunks of at least this many bytes, one task each; below a few MiB a
+  // chunk's task costs more than it saves (tests make it small to check that chunks agree).
+  std::size_t min_chunk_bytes = std::size_t{4} << 20;
+};
+
+// `bytes` is a whole 64-bit x86-64 ELF file; `name` names it in errors. With a pool, large code is
+// decoded in chunks on its threads (the caller's thread helps), with the same result.
+[[nodiscard]] Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view name,
+                                            ScanThreads threads = {});
 
 }  // namespace hwimg::hw

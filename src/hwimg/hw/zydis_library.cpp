@@ -8,6 +8,7 @@ namespace {
 Result<void> bind(const util::SharedLibrary& library, ZydisLibrary& zydis) {
   bool all = true;
   all &= library.bind(zydis.decoder_init, "ZydisDecoderInit");
+  all &= library.bind(zydis.decoder_enable_mode, "ZydisDecoderEnableMode");
   all &= library.bind(zydis.decode_instruction, "ZydisDecoderDecodeInstruction");
   all &= library.bind(zydis.decode_full, "ZydisDecoderDecodeFull");
   all &= library.bind(zydis.calc_absolute_address, "ZydisCalcAbsoluteAddress");

@@ -1,5 +1,7 @@
 #include "hwimg/util/thread_pool.hpp"
 
+#include <memory>
+
 #include <sched.h>
 
 namespace hwimg::util {
@@ -34,6 +36,37 @@ void ThreadPool::work() {
       m_queue.pop_front();
     }
     task();
+  }
+}
+
+void ThreadPool::run_all(std::vector<std::function<void()>> tasks) {
+  auto left = std::make_shared<std::size_t>(tasks.size());
+  {
+    std::lock_guard lock(m_mutex);
+    for (auto& task : tasks) {
+      m_queue.emplace_back([this, left, task = std::move(task)] {
+        task();
+        {
+          std::lock_guard done(m_mutex);
+          --*left;
+        }
+        m_finished.notify_all();
+      });
+    }
+  }
+  m_wake.notify_all();
+  m_finished.notify_all();  // other run_all callers waiting may help too
+  std::unique_lock lock(m_mutex);
+  while (*left != 0) {
+    if (m_queue.empty()) {
+      m_finished.wait(lock);
+      continue;
+    }
+    auto task = std::move(m_queue.front());
+    m_queue.pop_front();
+    lock.unlock();
+    task();
+    lock.lock();
   }
 }
 

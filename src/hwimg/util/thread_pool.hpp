@@ -30,6 +30,11 @@ public:
     return future;
   }
 
+  // Runs every task and returns when all have finished. The calling thread runs queued tasks too
+  // while it waits, so a task may call run_all on its own pool without starving it. Each task
+  // must not throw.
+  void run_all(std::vector<std::function<void()>> tasks);
+
   [[nodiscard]] unsigned size() const { return static_cast<unsigned>(m_workers.size()); }
 
 private:
@@ -37,6 +42,7 @@ private:
 
   std::mutex m_mutex;
   std::condition_variable m_wake;
+  std::condition_variable m_finished;  // a run_all task ended
   std::deque<std::function<void()>> m_queue;
   bool m_stopping = false;
   std::vector<std::thread> m_workers;

@@ -33,12 +33,12 @@ bool may_be_program(std::span<const std::byte> head) {
   return identity && identity->is_loadable() && identity->machine != hw::elf_machine_cuda;
 }
 
-std::optional<FileNeeds> file_needs(std::span<const std::byte> bytes, std::string path) {
+std::optional<FileNeeds> file_needs(std::span<const std::byte> bytes, std::string path, util::ThreadPool* pool) {
   const auto identity = hw::read_elf_identity(bytes.first(std::min(bytes.size(), hw::elf_identity_size)));
   if (!identity || !identity->is_loadable() || identity->machine == hw::elf_machine_cuda) return std::nullopt;
   FileNeeds needs{std::move(path), *identity, std::nullopt, {}, {}, 0};
   if (identity->machine != hw::elf_machine_x86_64 || identity->elf_class != hw::ElfClass::elf64) return needs;
-  auto scan = hw::scan_x86_isa(bytes, needs.path);
+  auto scan = hw::scan_x86_isa(bytes, needs.path, {pool});
   if (!scan) {
     needs.scan_error = scan.error().message;
     return needs;

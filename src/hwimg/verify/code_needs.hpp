@@ -16,6 +16,7 @@
 #include "hwimg/hw/code_scan.hpp"
 #include "hwimg/hw/cpu_levels.hpp"
 #include "hwimg/hw/elf_machine.hpp"
+#include "hwimg/util/thread_pool.hpp"
 
 namespace hwimg::verify {
 
@@ -48,8 +49,10 @@ struct LayerNeeds {
 };
 
 // The needs of one file given whole; nothing when it is not an ELF program or library (ET_EXEC or
-// ET_DYN), including device code and relocatable objects.
-[[nodiscard]] std::optional<FileNeeds> file_needs(std::span<const std::byte> bytes, std::string path);
+// ET_DYN), including device code and relocatable objects. A large program's code is decoded in
+// chunks on `pool` when there is one.
+[[nodiscard]] std::optional<FileNeeds> file_needs(std::span<const std::byte> bytes, std::string path,
+                                                  util::ThreadPool* pool = nullptr);
 
 // Whether the first bytes of a file (up to hw::elf_identity_size) are a loadable ELF file's.
 [[nodiscard]] bool may_be_program(std::span<const std::byte> head);

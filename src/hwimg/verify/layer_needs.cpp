@@ -12,8 +12,8 @@ void NeedsCollector::add(std::string path, std::string bytes) {
   if (!may_be_program(data.first(std::min(data.size(), hw::elf_identity_size)))) return;
   while (!m_pending.empty() && m_in_flight + bytes.size() > in_flight_limit) collect_oldest();
   const auto size = bytes.size();
-  auto task = [path = std::move(path), bytes = std::move(bytes)]() mutable {
-    return file_needs(std::as_bytes(std::span(bytes.data(), bytes.size())), std::move(path));
+  auto task = [this, path = std::move(path), bytes = std::move(bytes)]() mutable {
+    return file_needs(std::as_bytes(std::span(bytes.data(), bytes.size())), std::move(path), &m_pool);
   };
   m_pending.push_back({m_pool.submit(std::move(task)), size});
   m_in_flight += size;

@@ -11,6 +11,7 @@ namespace hwimg::hw::detail {
 
 struct ZydisLibrary {
   decltype(&::ZydisDecoderInit) decoder_init;
+  decltype(&::ZydisDecoderEnableMode) decoder_enable_mode;
   decltype(&::ZydisDecoderDecodeInstruction) decode_instruction;
   decltype(&::ZydisDecoderDecodeFull) decode_full;
   decltype(&::ZydisCalcAbsoluteAddress) calc_absolute_address;
