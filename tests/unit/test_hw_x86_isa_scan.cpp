@@ -214,3 +214,22 @@ TEST_CASE("x86 isa scan: code decoded in chunks on a thread pool gives what one 
     }
   }
 }
+
+TEST_CASE("x86 isa scan: a stripped static program's glibc string functions are IFUNC targets, by IRELATIVE") {
+  // glibc's AVX2/EVEX memcpy and strlen are linked into every static program and chosen by IFUNC
+  // resolvers that R_X86_64_IRELATIVE relocations name; stripped, nothing else tells them apart.
+  const auto dir = test::scratch_directory();
+  test::compile_c(dir.path() / "app",
+                  "#include <string.h>\n#include <stdio.h>\n"
+                  "int main(int argc, char** argv) { char b[64]; memcpy(b, argv[0], 8); b[8] = 0; return (int)strlen(b) + argc; }\n",
+                  "-O2 -static -s");
+  const auto scan = scan_file(dir.path() / "app");
+  std::size_t ifunc_targets = 0;
+  for (const auto& function : scan.functions) {
+    if (function.dispatch == hw::CodeDispatch::ifunc_target) ++ifunc_targets;
+    if (function.dispatch != hw::CodeDispatch::none) continue;
+    CHECK_MESSAGE(!needs(function, "avx2"), function.name);
+    CHECK_MESSAGE(!needs(function, "avx512f"), function.name);
+  }
+  CHECK(ifunc_targets > 10);
+}

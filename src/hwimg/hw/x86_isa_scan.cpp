@@ -20,6 +20,7 @@ namespace {
 // What a resolver may be scanned for when its symbol has no size.
 constexpr std::uint64_t unsized_resolver_bytes = 512;
 constexpr std::uint16_t first_reserved_section = 0xff00;  // SHN_LORESERVE
+constexpr std::uint32_t r_x86_64_irelative = 37;  // x86-64 psABI, "Relocation Types"
 
 using Code = detail::CodePart;
 
@@ -176,6 +177,14 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
     if (symbol.type == ElfSymbolType::gnu_ifunc && is_function(symbol)) {
       resolvers.insert(symbol.value);
       collect_resolver_targets(*zydis, decoder, code, symbol.value, symbol.size, targets);
+    }
+  }
+  // A static executable calls its IFUNC resolvers through R_X86_64_IRELATIVE relocations, whose
+  // addend is the resolver: stripped, that is all there is to find glibc's string functions by.
+  for (const auto& relocation : relocations) {
+    const auto resolver = static_cast<std::uint64_t>(relocation.addend);
+    if (relocation.type == r_x86_64_irelative && in_code(code, resolver) && resolvers.insert(resolver).second) {
+      collect_resolver_targets(*zydis, decoder, code, resolver, 0, targets);
     }
   }
   const auto boundaries = make_boundaries(symbols, code, resolvers, targets);
