@@ -1,6 +1,7 @@
 #include "hwimg/inspect/verification_view.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -12,8 +13,9 @@ namespace {
 
 constexpr std::size_t listed_lines = 8;
 
-// "x86-64-v3 + aes, pclmulqdq", or "x86-64-v1" for code that needs nothing beyond the baseline.
-std::string needs_text(const verify::VariantVerification& variant) {
+// "x86-64-v3 + aes, pclmulqdq", or "x86-64-v1" for code that needs nothing beyond the baseline;
+// at most `shown` of the features no level has, the rest counted.
+std::string needs_text(const verify::VariantVerification& variant, std::size_t shown = SIZE_MAX) {
   if (variant.label.architecture != "amd64") {
     return variant.findings.needed.empty() ? std::string("baseline")
                                            : util::join(std::vector<std::string>(variant.findings.needed.begin(),
@@ -23,7 +25,12 @@ std::string needs_text(const verify::VariantVerification& variant) {
   const auto needs = verify::level_needs(variant.findings.needed);
   auto level = std::max(needs.level, variant.findings.noted_level.value_or(hw::X86Level::v1));
   auto text = hw::x86_level_name(level);
-  if (!needs.beyond_levels.empty()) text += " + " + util::join(needs.beyond_levels, ", ");
+  if (needs.beyond_levels.empty()) return text;
+  const auto listed = std::min(shown, needs.beyond_levels.size());
+  text += " + " + util::join(std::vector<std::string>(needs.beyond_levels.begin(),
+                                                      needs.beyond_levels.begin() + static_cast<std::ptrdiff_t>(listed)),
+                             ", ");
+  if (listed < needs.beyond_levels.size()) text += fmt::format(" and {} more", needs.beyond_levels.size() - listed);
   return text;
 }
 
@@ -45,7 +52,7 @@ std::string verification_table(const std::vector<verify::VariantVerification>& v
   text += fmt::format("{:<32} {:<20} {:<32} {:>8}  {}\n", "VARIANT", "LABEL", "CODE NEEDS", "PROGRAMS", "VERDICT");
   for (const auto& v : variants) {
     text += fmt::format("{:<32} {:<20} {:<32} {:>8}  {}\n", v.name, v.skipped ? "-" : v.label.name,
-                        v.skipped ? "-" : needs_text(v), v.findings.programs, verdict_text(v));
+                        v.skipped ? "-" : needs_text(v, 2), v.findings.programs, verdict_text(v));
   }
   for (const auto& v : variants) {
     if (v.skipped) continue;
