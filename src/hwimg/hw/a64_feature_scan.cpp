@@ -21,12 +21,9 @@ constexpr std::uint64_t a64_instruction_size = 4;
 constexpr std::size_t a64_registers = 31;  // x0..x30; 31 is sp or xzr
 
 // Bits[28:25] of an A64 instruction (Arm ARM, "A64 instruction set encoding"; op1 in recent
-// editions); 0b0001 and 0b0011 are unallocated.
+// editions).
 constexpr std::uint32_t encoding_group(std::uint32_t word) { return (word >> 25) & 0xf; }
 constexpr std::uint32_t group_sve = 0b0010;
-constexpr bool is_unallocated(std::uint32_t word) {
-  return encoding_group(word) == 0b0001 || encoding_group(word) == 0b0011;
-}
 
 // ADR and ADRP: op:immlo:10000:immhi:Rd. ADD (immediate), 64-bit: 1001000100:sh:imm12:Rn:Rd.
 constexpr std::uint32_t pc_relative_mask = 0x1f000000;
@@ -145,11 +142,6 @@ Result<CodeScan> scan_a64_features(std::span<const std::byte> bytes, std::string
       const auto run_address = part.address + static_cast<std::uint64_t>(run.data() - part.bytes.data());
       for (std::size_t offset = 0; offset + a64_instruction_size <= run.size(); offset += a64_instruction_size) {
         const auto word = a64_word_at(run, offset);
-        if (is_unallocated(word)) {
-          scan.undecodable += a64_instruction_size;
-          continue;
-        }
-        ++scan.instructions;
         if (encoding_group(word) != group_sve) continue;
         const auto address = run_address + offset;
         while (current + 1 < boundaries.size() && boundaries[current + 1].address <= address) ++current;
