@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "hwimg/hw/a64_feature_scan.hpp"
 #include "hwimg/hw/elf.hpp"
 #include "hwimg/hw/x86_isa_scan.hpp"
 #include "hwimg/util/strings.hpp"
@@ -37,15 +38,21 @@ std::optional<FileNeeds> file_needs(std::span<const std::byte> bytes, std::strin
   const auto identity = hw::read_elf_identity(bytes.first(std::min(bytes.size(), hw::elf_identity_size)));
   if (!identity || !identity->is_loadable() || identity->machine == hw::elf_machine_cuda) return std::nullopt;
   FileNeeds needs{std::move(path), *identity, std::nullopt, {}, {}, 0};
-  if (identity->machine != hw::elf_machine_x86_64 || identity->elf_class != hw::ElfClass::elf64) return needs;
-  auto scan = hw::scan_x86_isa(bytes, needs.path, {pool});
+  if (identity->elf_class != hw::ElfClass::elf64) return needs;
+  // x86-64 decoded with Zydis; AArch64 by the A64 encoding table, which tells only SVE apart and
+  // so has no baseline to leave out (docs/compatibility.md#instruction-sets-arm64).
+  const bool x86 = identity->machine == hw::elf_machine_x86_64;
+  if (!x86 && identity->machine != hw::elf_machine_aarch64) return needs;
+  auto scan = x86 ? hw::scan_x86_isa(bytes, needs.path, {pool}) : hw::scan_a64_features(bytes, needs.path);
   if (!scan) {
     needs.scan_error = scan.error().message;
     return needs;
   }
   needs.needed_level = scan->needed_level;
   needs.code_bytes = scan->bytes;
-  static const auto baseline = hw::x86_level_features(hw::X86Level::v1);
+  static const auto x86_baseline = hw::x86_level_features(hw::X86Level::v1);
+  static const hw::FeatureSet no_baseline;
+  const auto& baseline = x86 ? x86_baseline : no_baseline;
   for (const auto& function : scan->functions) {
     auto function_needs = needs_of(function, baseline);
     if (!function_needs.uses.empty()) needs.functions.push_back(std::move(function_needs));

@@ -1,5 +1,7 @@
 #include "hwimg/verify/image_verify.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "hwimg/hw/elf_machine.hpp"

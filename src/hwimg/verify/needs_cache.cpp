@@ -12,7 +12,7 @@ namespace {
 
 // Raised whenever the scans report something else for the same bytes (a new kind of dispatch, a
 // feature table row), so that needs kept by an older hwimg are scanned again.
-constexpr std::int64_t scanner_version = 3;
+constexpr std::int64_t scanner_version = 4;  // 4: AArch64 files scanned for SVE
 constexpr std::size_t largest_needs_file = std::size_t{64} << 20;
 
 Json function_json(const FunctionNeeds& function) {
