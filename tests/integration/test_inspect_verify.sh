@@ -57,11 +57,11 @@ assert_eq 0 "$(jq '[.verify[].layers_scanned] | add' <<<"$json")" "layers scanne
 step "check --verify: the variant check picks must need nothing this host's CPU lacks"
 hw check --verify "oci:$TEST_TMP/out:1"
 assert_eq 0 "$STATUS" "exit status on this host (x86-64-v3 or better)"
-assert_contains "$OUT" "hwimg: the code of variant cpu-x86-64-v3 (1 programs) needs nothing this host's CPU (" "the verdict"
+assert_contains "$OUT" "hwimg: the code of variant cpu-x86-64-v3 (1 programs) needs nothing the CPU of this host (" "the verdict"
 HWIMG_OVERRIDE_CPU_LEVEL=x86-64-v2 hw check --verify "oci:$TEST_TMP/out:1"
 assert_eq 3 "$STATUS" "exit status on an x86-64-v2 host"
 assert_contains "$OUT" "runs on this host as variant cpu-x86-64-v2" "what the labels say"
-assert_contains "$OUT" "hwimg: oci:$TEST_TMP/out:1 does not run on this host: the code of variant cpu-x86-64-v2 needs what this host's CPU (x86-64-v2) lacks: /opt/add/bin/add: function add_ints needs " "the refusal"
+assert_contains "$OUT" "hwimg: oci:$TEST_TMP/out:1 does not run on this host: the code of variant cpu-x86-64-v2 needs what the CPU of this host (x86-64-v2) lacks: /opt/add/bin/add: function add_ints needs " "the refusal"
 HWIMG_OVERRIDE_CPU_LEVEL=x86-64-v2 hw check "oci:$TEST_TMP/out:1"
 assert_eq 0 "$STATUS" "without --verify the labels alone are judged"
 

@@ -64,7 +64,7 @@ assert_eq "$remote/team/app@$v3" "$OUT" "select through the proxy"
 assert_eq 1 "$(conns_since "$m")" "connections opened by select"
 m=$(mark)
 hw_ok check "${tls[@]}" --host "$TEST_TMP/v3.json" "$remote/team/app:1.0"
-assert_contains "$OUT" "runs on this host as variant cpu-x86-64-v3" "check through the proxy"
+assert_contains "$OUT" "runs on the host in $TEST_TMP/v3.json as variant cpu-x86-64-v3" "check through the proxy"
 assert_eq 1 "$(conns_since "$m")" "connections opened by check"
 m=$(mark)
 hw_ok digest "${tls[@]}" "$remote/team/app:1.0"

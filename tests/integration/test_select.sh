@@ -96,7 +96,7 @@ step "a GPU-only index on a host without GPU exits 3 with every variant's reason
 sel --host "$data/host-no-gpu.json" "oci:$TEST_TMP/gpu:1.0"
 assert_eq 3 "$STATUS" "exit status"
 assert_eq "" "$OUT" "nothing on stdout"
-assert_contains "$ERR" "hwimg: no variant of oci:$TEST_TMP/gpu:1.0 runs on this host" "headline"
+assert_contains "$ERR" "hwimg: no variant of oci:$TEST_TMP/gpu:1.0 runs on the host in $data/host-no-gpu.json" "headline"
 assert_eq 4 "$(grep -c 'needs an NVIDIA GPU; host has no NVIDIA driver' <<<"$ERR")" "a reason per variant"
 sel --host "$data/host-no-gpu.json" --format json "oci:$TEST_TMP/gpu:1.0"
 assert_eq 3 "$STATUS" "exit status with json"

@@ -37,6 +37,8 @@ TEST_CASE("check: a single manifest is judged by its own annotations") {
   const auto source = memory_source(oci::media_type::manifest, {cpu_variant("x86-64-v3")});
   const auto fits = select::select_variant(source.candidates, cpu_host("x86-64-v3"), {}).value();
   CHECK(select::render_check(source, fits) == "registry.example/app:1.0 runs on this host: x86-64-v3\n");
+  CHECK(select::render_check(source, fits, "the host in node.json") ==
+        "registry.example/app:1.0 runs on the host in node.json: x86-64-v3\n");
 
   const auto fails = select::select_variant(source.candidates, cpu_host("x86-64-v2"), {}).value();
   CHECK(select::render_check(source, fails).empty());

@@ -14,7 +14,7 @@ Result<int> verify_chosen(const CheckArguments& arguments, const JudgedImage& ju
   const auto& host = selection.host;
   const auto position = *selection.chosen;
   const auto& name = selection.verdicts[position].requirements.name;
-  const verify::CpuLabel label{host.arch, fmt::format("this host's CPU ({})", host.cpu_name), host.features,
+  const verify::CpuLabel label{host.arch, fmt::format("the CPU of {} ({})", judged.host, host.cpu_name), host.features,
                                host.x86_level.value_or(hw::X86Level::v1)};
   auto& reader = *judged.source.image.reader;
   const VerifySources sources(reader, output);
@@ -28,8 +28,8 @@ Result<int> verify_chosen(const CheckArguments& arguments, const JudgedImage& ju
                verified.findings.programs, label.name);
     return 0;
   }
-  fmt::print(stderr, "hwimg: {} does not run on this host: the code of variant {} needs what {} lacks: {}\n",
-             arguments.judge.reference, name, label.name, verify::first_lines(verified.findings.uncovered));
+  fmt::print(stderr, "hwimg: {} does not run on {}: the code of variant {} needs what {} lacks: {}\n",
+             arguments.judge.reference, judged.host, name, label.name, verify::first_lines(verified.findings.uncovered));
   return static_cast<int>(ExitCode::no_match);
 }
 
@@ -41,10 +41,10 @@ Result<int> run_check(const CheckArguments& arguments) {
   if (arguments.format == CheckFormat::json) {
     fmt::print("{}", select::render_json(judged.source, judged.selection));
   } else {
-    fmt::print("{}", select::render_check(judged.source, judged.selection));
+    fmt::print("{}", select::render_check(judged.source, judged.selection, judged.host));
   }
   const auto status = finish_judging(arguments.judge, judged,
-                                     fmt::format("{} does not run on this host", arguments.judge.reference));
+                                     fmt::format("{} does not run on {}", arguments.judge.reference, judged.host));
   if (status != 0 || arguments.code == CodeCheck::labels_only) return status;
   return verify_chosen(arguments, judged, output);
 }

@@ -17,6 +17,7 @@ Result<JudgedImage> judge_image(const JudgeArguments& arguments, util::Output& o
                    select::choose_gpu_selection(arguments.gpus, variable("NVIDIA_VISIBLE_DEVICES")));
   HWIMG_TRY_ASSIGN(const auto facts, host_facts(arguments.host_file));
   JudgedImage judged;
+  judged.host = arguments.host_file ? fmt::format("the host in {}", arguments.host_file->string()) : "this host";
   HWIMG_TRY_ASSIGN(judged.source,
                    select::load_image_source(arguments.reference, {client_options(arguments.registry, output), {}}));
   HWIMG_TRY_ASSIGN(judged.selection, select::select_variant(judged.source.candidates, facts, gpu_selection));
@@ -44,7 +45,7 @@ Result<int> run_select(const SelectArguments& arguments) {
     fmt::print("{}\n", select::chosen_reference(judged.source, judged.selection));
   }
   return finish_judging(arguments.judge, judged,
-                        fmt::format("no variant of {} runs on this host", arguments.judge.reference));
+                        fmt::format("no variant of {} runs on {}", arguments.judge.reference, judged.host));
 }
 
 }  // namespace hwimg::commands

@@ -34,6 +34,7 @@ struct SelectArguments {
 struct JudgedImage {
   select::ImageSource source;
   select::Selection selection;
+  std::string host;  // what was judged: "this host", or "the host in FILE" for --host FILE
 };
 [[nodiscard]] Result<JudgedImage> judge_image(const JudgeArguments& arguments, util::Output& output);
 

@@ -74,16 +74,16 @@ std::string render_json(const ImageSource& source, const Selection& selection) {
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-std::string render_check(const ImageSource& source, const Selection& selection) {
+std::string render_check(const ImageSource& source, const Selection& selection, std::string_view host) {
   const auto* chosen = selection.chosen_verdict();
   if (chosen == nullptr) {
     return {};
   }
   const auto& reference = source.image.reference.text;
   if (!oci::media_type::is_index(source.image.root.media_type)) {
-    return fmt::format("{} runs on this host: {}\n", reference, chosen->summary);
+    return fmt::format("{} runs on {}: {}\n", reference, host, chosen->summary);
   }
-  return fmt::format("{} runs on this host as variant {} ({}): {}\n", reference, chosen->requirements.name,
+  return fmt::format("{} runs on {} as variant {} ({}): {}\n", reference, host, chosen->requirements.name,
                      chosen_reference(source, selection), chosen->summary);
 }
 

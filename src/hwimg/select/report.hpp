@@ -17,7 +17,9 @@ namespace hwimg::select {
 
 // `hwimg check`'s line when the image runs here: "REF runs on this host: WHY", and for an index the
 // variant that would be selected, "REF runs on this host as variant ID (VARIANT-REF): WHY".
-[[nodiscard]] std::string render_check(const ImageSource& source, const Selection& selection);
+// `host` names what was judged: "this host", or "the host in FILE" for a facts file (--host).
+[[nodiscard]] std::string render_check(const ImageSource& source, const Selection& selection,
+                                       std::string_view host = "this host");
 
 // The host line, then one row per variant: chosen, compatible with its rank, or rejected with
 // every reason on lines of their own.
