@@ -64,7 +64,7 @@ BASE=$WORK/hello-base
 OUT=$("$HWIMG" build "$WORK/hello/hello.yaml" -o "$BASE" --tag base)
 INDEX_DIGEST=$(tag_digest "$BASE" base)
 MANIFEST_DIGEST=$(tag_digest "$BASE" "base-$VARIANT")
-assert_contains "$OUT" "wrote oci:$BASE:base (1 variant, index $INDEX_DIGEST)" "build summary"
+assert_contains "$OUT" "wrote oci:$BASE:base (1 variant: 1 built, 0 unchanged; index $INDEX_DIGEST)" "build summary"
 assert_eq 2 "$(jq '.manifests | length' "$BASE/index.json")" "index.json entries (TAG and TAG-variant)"
 assert_eq '{"imageLayoutVersion":"1.0.0"}' "$(jq -c . "$BASE/oci-layout")" "oci-layout"
 

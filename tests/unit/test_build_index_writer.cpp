@@ -30,7 +30,7 @@ struct Fixture {
                         build::IndexMerge merge, const oci::Annotations& annotations = created) const {
     auto written = build::write_index(layout, tag, variants, annotations, merge);
     REQUIRE_MESSAGE(written.has_value(), written.error().message);
-    return *written;
+    return written->descriptor;
   }
 
   // tag -> digest of every tagged entry of index.json; fails on a tag listed twice.

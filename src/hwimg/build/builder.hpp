@@ -42,9 +42,14 @@ struct BuildRequest {
   std::map<std::string, std::string> invoking_environment;
 };
 
+struct WrittenIndex {
+  oci::Descriptor descriptor;
+  std::size_t variants = 0;  // in the index: those built, and for --only the others kept
+};
+
 struct BuildReport {
   std::vector<BuiltVariant> variants;  // in matrix order
-  oci::Descriptor index;
+  WrittenIndex index;
   // Every base and builder image the variants were built from, for a push to mount their layers.
   std::vector<std::shared_ptr<const BaseImage>> images;
 };
@@ -54,7 +59,7 @@ struct BuildReport {
 
 // Writes (or, for a partial build, merges) the multi-variant index and the tags TAG and TAG-<id>.
 enum class IndexMerge { replace, keep_other_variants };
-[[nodiscard]] Result<oci::Descriptor> write_index(const oci::Layout& layout, const std::string& tag,
+[[nodiscard]] Result<WrittenIndex> write_index(const oci::Layout& layout, const std::string& tag,
                                                   const std::vector<BuiltVariant>& variants,
                                                   const oci::Annotations& annotations, IndexMerge merge);
 

@@ -24,10 +24,11 @@ std::vector<oci::Descriptor> previous_variants(const oci::Layout& layout, const 
 
 }  // namespace
 
-Result<oci::Descriptor> write_index(const oci::Layout& layout, const std::string& tag,
+Result<WrittenIndex> write_index(const oci::Layout& layout, const std::string& tag,
                                     const std::vector<BuiltVariant>& variants, const oci::Annotations& annotations,
                                     IndexMerge merge) {
   oci::Descriptor index_descriptor;
+  std::size_t count = 0;
   HWIMG_TRY(layout.update_index_json([&](oci::Index& index_json) -> Result<void> {
     auto old_variants = previous_variants(layout, index_json, tag);
     oci::Index index;
@@ -44,6 +45,7 @@ Result<oci::Descriptor> write_index(const oci::Layout& layout, const std::string
       }
     }
     HWIMG_TRY_ASSIGN(index_descriptor, layout.put_blob(oci::to_json(index), oci::media_type::index));
+    count = index.manifests.size();
 
     // Drop the old tags of this image (TAG and TAG-<id> of old and new variants), then add the new.
     std::vector<std::string> stale{tag};
@@ -67,7 +69,7 @@ Result<oci::Descriptor> write_index(const oci::Layout& layout, const std::string
     }
     return {};
   }));
-  return index_descriptor;
+  return WrittenIndex{index_descriptor, count};
 }
 
 }  // namespace hwimg::build

@@ -47,6 +47,17 @@ Result<registry::PushSummary> push_build(const build::BuildRequest& request, con
   return compat::push_with_artifacts(client, std::move(plan), destination, external, compat, *request.output);
 }
 
+// "wrote oci:out:1 (5 variants: 1 built, 0 unchanged, 4 kept from before; index sha256:…)".
+std::string written_line(const build::BuildRequest& request, const build::BuildReport& report) {
+  const auto unchanged = static_cast<std::size_t>(std::ranges::count_if(report.variants, &build::BuiltVariant::reused));
+  const auto built = report.variants.size() - unchanged;
+  const auto kept = report.index.variants - std::min(report.index.variants, report.variants.size());
+  return fmt::format("wrote oci:{}:{} ({} variant{}: {} built, {} unchanged{}; index {})", request.layout.string(),
+                     request.tag, report.index.variants, report.index.variants == 1 ? "" : "s", built, unchanged,
+                     kept == 0 ? std::string() : fmt::format(", {} kept from before", kept),
+                     report.index.descriptor.digest.str());
+}
+
 }  // namespace
 
 Result<int> run_build(BuildArguments arguments) {
@@ -103,10 +114,7 @@ Result<int> run_build(BuildArguments arguments) {
     fmt::print("{:<32} {:<20} {}{}\n", variant.id, variant.manifest.platform->str(), variant.manifest.digest.str(),
                variant.reused ? " (unchanged)" : "");
   }
-  if (keeps_layout) {
-    fmt::print("wrote oci:{}:{} ({} variant{}, index {})\n", request.layout.string(), request.tag,
-               report.variants.size(), report.variants.size() == 1 ? "" : "s", report.index.digest.str());
-  }
+  if (keeps_layout) fmt::print("{}\n", written_line(request, report));
   if (pushed) fmt::print("{}\n", push_summary_line(*pushed));
   return 0;
 }
