@@ -8,7 +8,7 @@ namespace hwimg::cli {
 namespace {
 
 struct ProbeFlags {
-  std::string format = "json";
+  std::string format = "auto";
   std::string output;
   bool verbose = false;
   bool cpuid_dump = false;
@@ -18,7 +18,8 @@ commands::ProbeArguments arguments_of(const ProbeFlags& flags) {
   commands::ProbeArguments arguments;
   arguments.format = flags.format == "json"   ? commands::ProbeFormat::json
                      : flags.format == "text" ? commands::ProbeFormat::text
-                                              : commands::ProbeFormat::nfd;
+                     : flags.format == "nfd"  ? commands::ProbeFormat::nfd
+                                              : commands::ProbeFormat::automatic;
   arguments.output = flags.output;
   arguments.verbose = flags.verbose ? commands::Verbose::yes : commands::Verbose::no;
   arguments.cpuid_dump = flags.cpuid_dump ? commands::CpuidDump::yes : commands::CpuidDump::no;
@@ -30,9 +31,9 @@ commands::ProbeArguments arguments_of(const ProbeFlags& flags) {
 void define_probe_command(CLI::App& subcommand, Action& action) {
   auto flags = std::make_shared<ProbeFlags>();
   auto* command = &subcommand;
-  add_choice_option(*command, "--format", flags->format, {"json", "text", "nfd"},
-                    "json (the host facts `hwimg select --host` reads), text, or nfd (a Node Feature Discovery "
-                    "features.d file)");
+  add_choice_option(*command, "--format", flags->format, {"auto", "json", "text", "nfd"},
+                    "auto (text on a terminal, json when piped or written with -o), json (the host facts "
+                    "`hwimg select --host` reads), text, or nfd (a Node Feature Discovery features.d file)");
   command->add_option("-o,--output", flags->output, "Write to FILE atomically instead of standard output")
       ->option_text("FILE");
   command->add_flag("-v,--verbose", flags->verbose, "Show each probe step's outcome on standard error");

@@ -35,4 +35,13 @@ assert_eq "$(grep -m1 '^model[[:space:]]' /proc/cpuinfo | awk '{print $3}')" "$(
 step "the JSON reads back through select's facts parser shape"
 assert_eq 1 "$(jq .schema <<<"$JSON")" "schema"
 assert_eq amd64 "$(jq -r .cpu.arch <<<"$JSON")" "arch"
+
+step "without --format: JSON into a pipe or a file, the text summary on a terminal"
+assert_eq 1 "$(HWIMG_OVERRIDE_CUDA= "$HWIMG" probe | jq .schema)" "schema of the piped facts"
+HWIMG_OVERRIDE_CUDA= "$HWIMG" probe -o "$TEST_TMP/facts.json"
+assert_eq 1 "$(jq .schema "$TEST_TMP/facts.json")" "schema of the -o file"
+# script(1) gives the probe a pseudo-terminal for standard output.
+on_terminal=$(HWIMG_OVERRIDE_CUDA= script -qec "$HWIMG probe" /dev/null | tr -d '\r')
+assert_contains "$on_terminal" "Level:     $LEVEL" "the text summary on a terminal"
+! grep -q '"schema"' <<<"$on_terminal" || fail "JSON on a terminal: $on_terminal"
 echo "PASS"

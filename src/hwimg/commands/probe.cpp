@@ -1,5 +1,7 @@
 #include "hwimg/commands/probe.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "hwimg/commands/environment.hpp"
@@ -18,9 +20,13 @@ Result<int> run_probe(const ProbeArguments& arguments) {
   HWIMG_TRY_ASSIGN(auto options, probe_options());
   options.output = &output;
   HWIMG_TRY_ASSIGN(const auto facts, probe::probe_host(options));
-  const auto text = arguments.format == ProbeFormat::json   ? probe::to_json(facts)
-                    : arguments.format == ProbeFormat::text ? probe::to_text(facts)
-                                                            : probe::to_nfd(facts);
+  auto format = arguments.format;
+  if (format == ProbeFormat::automatic) {
+    format = arguments.output.empty() && ::isatty(STDOUT_FILENO) == 1 ? ProbeFormat::text : ProbeFormat::json;
+  }
+  const auto text = format == ProbeFormat::json   ? probe::to_json(facts)
+                    : format == ProbeFormat::text ? probe::to_text(facts)
+                                                  : probe::to_nfd(facts);
   if (arguments.output.empty()) {
     fmt::print("{}", text);
     return 0;

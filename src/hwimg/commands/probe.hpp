@@ -8,11 +8,13 @@
 
 namespace hwimg::commands {
 
-enum class ProbeFormat { json, text, nfd };
+// automatic: text for a person at a terminal, JSON when written to a pipe or file (as `gh` does),
+// so `hwimg probe > node.json` writes the facts select --host reads.
+enum class ProbeFormat { automatic, json, text, nfd };
 enum class CpuidDump { no, yes };
 
 struct ProbeArguments {
-  ProbeFormat format = ProbeFormat::json;
+  ProbeFormat format = ProbeFormat::automatic;
   std::filesystem::path output;  // empty: standard output; else written atomically
   Verbose verbose = Verbose::no;  // each probe step on stderr
   CpuidDump cpuid_dump = CpuidDump::no;
