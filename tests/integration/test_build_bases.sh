@@ -245,7 +245,7 @@ expect_error() {
   assert_eq "" "$(find "$ecache" -name '*.tmp-*' 2>/dev/null)" "$1: temporary files in the cache"
 }
 expect_error missing-tag "$reg/cuda/runtime:12.6" \
-  "hwimg: error: @RECIPE@:2:7: failed to use base image $reg/cuda/runtime:12.6: failed to get manifest $reg/cuda/runtime:12.6: HTTP 404 MANIFEST_UNKNOWN: manifest unknown ({\"Tag\":\"12.6\"})"
+  "hwimg: error: @RECIPE@:2:7: failed to use base image $reg/cuda/runtime:12.6: failed to get manifest $reg/cuda/runtime:12.6: no tag 12.6 in $reg/cuda/runtime (HTTP 404 MANIFEST_UNKNOWN); it has 12.8, 13.0 (hwimg ls $reg/cuda/runtime)"
 expect_error missing-platform "$reg/arm/only:index" \
   "hwimg: error: @RECIPE@:2:7: failed to use base image $reg/arm/only:index: it has no image for linux/amd64; it has linux/arm64/v8"
 expect_error unreachable "127.0.0.1:$closed_port/debian/runtime:bookworm" \
@@ -256,7 +256,7 @@ mkdir -p "$app/cuda-12.6/bin" && cp "$app/cuda-12.8/bin/nvcc" "$app/cuda-12.6/bi
 hw_fails build "$app/recipe.yaml" --matrix "$app/matrix-missing.yaml" -o "$TEST_TMP/errors/per-variant" --tag 1 --cache "$ecache" "${tls[@]}"
 # Both 12.6 variants (v1, v3) report it; the 12.8 variants may have been built meanwhile: their
 # blobs stay for a rerun, but no tag names anything.
-assert_eq "hwimg: error: $app/recipe.yaml:2:7: failed to use base image $reg/cuda/runtime:12.6: failed to get manifest $reg/cuda/runtime:12.6: HTTP 404 MANIFEST_UNKNOWN: manifest unknown ({\"Tag\":\"12.6\"})" \
+assert_eq "hwimg: error: $app/recipe.yaml:2:7: failed to use base image $reg/cuda/runtime:12.6: failed to get manifest $reg/cuda/runtime:12.6: no tag 12.6 in $reg/cuda/runtime (HTTP 404 MANIFEST_UNKNOWN); it has 12.8, 13.0 (hwimg ls $reg/cuda/runtime)" \
   "$(sort -u <<<"$OUT")" "a per-variant base tag that does not exist"
 if [ -e "$TEST_TMP/errors/per-variant/index.json" ]; then
   assert_eq 0 "$(jq '.manifests | length' "$TEST_TMP/errors/per-variant/index.json")" "tags written by a failed build"

@@ -56,7 +56,8 @@ hw_fails tag "${tls[@]}" "$reg/test/app:v1" "bad+tag"
 assert_eq 2 "$STATUS" "exit status for a bad tag"
 assert_contains "$OUT" "invalid tag \"bad+tag\": character '+' is not allowed" "bad tag message"
 hw_fails tag "${tls[@]}" "$reg/test/app:nope" other
-assert_contains "$OUT" "failed to get manifest $reg/test/app:nope: HTTP 404 MANIFEST_UNKNOWN" "unknown tag"
+assert_contains "$OUT" "failed to get manifest $reg/test/app:nope: no tag nope in $reg/test/app (HTTP 404 MANIFEST_UNKNOWN); it has " "unknown tag"
+assert_contains "$OUT" "(hwimg ls $reg/test/app)" "the command that lists the tags"
 
 step "push a layout built by hwimg build (the stencil example)"
 if command -v make >/dev/null && command -v g++ >/dev/null; then

@@ -79,7 +79,7 @@ size=$(skopeo inspect --raw "${skopeo_opts[@]}" "docker://$reg/tools/hello:1.0-c
 assert_eq "$size" "$(jq .size <<< "$OUT")" "json size"
 hw_fails digest "${tls[@]}" "$reg/tools/hello:nope"
 assert_eq 1 "$STATUS" "digest of a missing tag"
-assert_contains "$OUT" "failed to get manifest $reg/tools/hello:nope: HTTP 404 MANIFEST_UNKNOWN" "missing tag"
+assert_contains "$OUT" "failed to get manifest $reg/tools/hello:nope: no tag nope in $reg/tools/hello (HTTP 404 MANIFEST_UNKNOWN); it has 1.0, " "missing tag"
 
 step "export: a variant in both formats, read back by skopeo and umoci"
 unset SOURCE_DATE_EPOCH  # the archives below are dated by it; unset, 1970-01-01

@@ -10,6 +10,7 @@
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/detail/push.hpp"
 #include "hwimg/registry/detail/session.hpp"
+#include "hwimg/registry/missing_tag.hpp"
 #include "hwimg/util/strings.hpp"
 #include "hwimg/util/json_reader.hpp"
 
@@ -128,8 +129,14 @@ Result<FetchedManifest> manifest_from_answer(const Response& answer, const Refer
 Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
   const auto what = fmt::format("get manifest {}", ref.str());
   HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
-  HWIMG_TRY_ASSIGN(auto answered,
-                   expect_status(m_impl->exchange_now(ref, manifest_request(ref), m_impl->pull(ref)), {200}, what));
+  HWIMG_TRY_ASSIGN(auto answer, m_impl->exchange_now(ref, manifest_request(ref), m_impl->pull(ref)));
+  if (answer.ok() && answer.status == 404 && !ref.digest && !ref.tag.empty()) {
+    // A missing tag is answered with the tags there are, when the registry lists them.
+    if (const auto tags = list_tags(ref); tags && std::ranges::find(*tags, ref.tag) == tags->end()) {
+      return fail("failed to {}: {}", what, missing_tag_message(ref.tag, ref.name(), describe_status(answer), *tags));
+    }
+  }
+  HWIMG_TRY_ASSIGN(auto answered, expect_status(std::move(answer), {200}, what));
   return manifest_from_answer(answered, ref);
 }
 

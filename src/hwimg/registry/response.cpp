@@ -73,6 +73,17 @@ std::string describe(const Response& r) {
   return out;
 }
 
+std::string describe_status(const Response& r) {
+  auto out = fmt::format("HTTP {}", r.status);
+  const auto body = util::json::parse_object(r.body);
+  if (!body || !body->contains("errors") || !(*body)["errors"].is_array()) return out;
+  for (const auto& e : (*body)["errors"]) {
+    if (!e.is_object() || !e.contains("code")) continue;
+    if (const auto code = util::json::as_string(e["code"])) out += " " + first_line(*code, 100);
+  }
+  return out;
+}
+
 std::string next_page_link(const Response& r) {
   for (const auto& value : r.header_values("link")) {
     for (const auto& link : util::split(value, ',')) {

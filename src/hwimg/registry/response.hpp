@@ -43,5 +43,7 @@ struct Response {
 // One line explaining a failed exchange: the registry's error codes and messages ("HTTP 404
 // BLOB_UNKNOWN: blob unknown to registry"), or the transport failure. Never includes request headers.
 [[nodiscard]] std::string describe(const Response& response);
+// The status and the registry's error codes alone: "HTTP 404 MANIFEST_UNKNOWN".
+[[nodiscard]] std::string describe_status(const Response& response);
 
 }  // namespace hwimg::registry
