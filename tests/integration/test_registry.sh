@@ -8,7 +8,7 @@ skopeo_creds="hwimg:$password"
 
 step "login checks the password and stores it with mode 0600"
 hw_fails login "$reg" --username hwimg --password-stdin "${tls[@]}" <<< "wrong-$password"
-assert_contains "$OUT" "rejected the configured credentials" "wrong password at login"
+assert_eq "hwimg: error: failed to log in to $reg: user name or password rejected by $reg (HTTP 401 UNAUTHORIZED)" "$OUT" "wrong password at login"
 [ ! -e "$DOCKER_CONFIG/config.json" ] || fail "a failed login wrote config.json"
 hw_ok login "$reg" --username hwimg --password-stdin "${tls[@]}" <<< "$password"
 assert_eq 600 "$(stat -c %a "$DOCKER_CONFIG/config.json")" "config.json mode"

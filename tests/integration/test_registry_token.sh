@@ -25,7 +25,7 @@ export DOCKER_CONFIG="$TEST_TMP/docker"
 
 step "login fetches a token with the credentials"
 hw_fails login "$reg" --username hwimg --password-stdin "${tls[@]}" <<< "bad-$password"
-assert_contains "$OUT" "failed to get a registry token: the token service rejected the credentials (HTTP 401)" "wrong password at login"
+assert_contains "$OUT" "failed to log in to $reg: user name or password rejected by its token service (HTTP 401)" "wrong password at login"
 hw_ok login "$reg" --username hwimg --password-stdin "${tls[@]}" <<< "$password"
 
 step "push with one token for the whole push; skopeo reads it back"

@@ -126,8 +126,10 @@ TEST_CASE("registry client: manifests, blobs and tags") {
 
   auto unknown = client.get_manifest(reference(*live, ":no-such-tag"));
   REQUIRE(!unknown);
-  CHECK(unknown.error().message.starts_with(fmt::format(
-      "failed to get manifest {}:no-such-tag: HTTP 404 MANIFEST_UNKNOWN: manifest unknown", repo.name())));
+  CHECK(unknown.error().message.starts_with(
+      fmt::format("failed to get manifest {}:no-such-tag: no tag no-such-tag in {} (HTTP 404 MANIFEST_UNKNOWN); it has ",
+                  repo.name(), repo.name())));
+  CHECK(unknown.error().message.ends_with(fmt::format("(hwimg ls {})", repo.name())));
 }
 
 namespace {

@@ -129,7 +129,8 @@ Result<FetchedManifest> manifest_from_answer(const Response& answer, const Refer
 Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
   const auto what = fmt::format("get manifest {}", ref.str());
   HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
-  HWIMG_TRY_ASSIGN(auto answer, m_impl->exchange_now(ref, manifest_request(ref), m_impl->pull(ref)));
+  HWIMG_TRY_ASSIGN(auto answer, with_context(m_impl->exchange_now(ref, manifest_request(ref), m_impl->pull(ref)),
+                                             "failed to " + what));
   if (answer.ok() && answer.status == 404 && !ref.digest && !ref.tag.empty()) {
     // A missing tag is answered with the tags there are, when the registry lists them.
     if (const auto tags = list_tags(ref); tags && std::ranges::find(*tags, ref.tag) == tags->end()) {

@@ -111,6 +111,11 @@ std::string Session::auth_failure(const std::string& registry, const Response& r
     return fmt::format("failed to authenticate to {}: the registry requires credentials and none are configured "
                        "(run: hwimg login {})", registry, registry);
   }
+  // `hwimg login` is checking what the user just typed: sending them back to login is no help.
+  if (m_credential_overrides.contains(registry)) {
+    return fmt::format("failed to log in to {}: user name or password rejected by {} ({})", registry, registry,
+                       describe_status(response));
+  }
   return fmt::format("failed to authenticate to {}: the registry rejected the configured credentials ({}); "
                      "check them with: hwimg login {}", registry, describe(response), registry);
 }
@@ -181,8 +186,11 @@ void Session::fetch_token(RegistryState& state, const Scopes& scopes, const Cred
   send(std::move(request), state.challenge_remembered ? Retry::never : Retry::safe, 0, [this, &state, key](Response r) {
     if (!r.ok() || r.status != 200) {
       if (r.ok() && (r.status == 401 || r.status == 403)) {
-        auto refused = fail("failed to get a registry token: the token service rejected the credentials ({})",
-                            describe(r));
+        Result<std::string> refused =
+            m_credential_overrides.contains(state.name)
+                ? fail("failed to log in to {}: user name or password rejected by its token service ({})", state.name,
+                       describe_status(r))
+                : fail("failed to get a registry token: the token service rejected the credentials ({})", describe(r));
         state.token_refusals[key] = {refused.error(), std::chrono::steady_clock::now() + refusal_memory};
         return token_fetched(state, key, std::move(refused));
       }
