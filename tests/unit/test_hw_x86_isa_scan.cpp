@@ -31,6 +31,8 @@ const hw::FunctionUse* find_function(const hw::CodeScan& scan, std::string_view 
   const auto it = std::ranges::find(scan.functions, name, &hw::FunctionUse::name);
   return it == scan.functions.end() ? nullptr : &*it;
 }
+// A pointer into a temporary scan would dangle.
+const hw::FunctionUse* find_function(hw::CodeScan&& scan, std::string_view name) = delete;
 
 }  // namespace
 
@@ -99,19 +101,22 @@ TEST_CASE("x86 scan: a function only called after __builtin_cpu_supports is disp
 TEST_CASE("x86 scan: a function also called without a CPU check, exported, or only referenced from data is not dispatched") {
   const auto dir = test::scratch_directory();
   test::compile_c(dir.path() / "prog", test::x86_cpu_supports_and_unchecked_call, "-O3");
-  const auto* avx2 = find_function(scan_file(dir.path() / "prog"), "run_avx2");
+  const auto unchecked = scan_file(dir.path() / "prog");
+  const auto* avx2 = find_function(unchecked, "run_avx2");
   REQUIRE(avx2 != nullptr);
   CHECK(avx2->dispatch == hw::CodeDispatch::none);
   CHECK(avx2->dispatched_by.empty());
   // Not static and exported (-rdynamic): a plugin may call it unchecked. In an executable the call
   // is direct, so only the export tells.
   test::compile_c(dir.path() / "exported", test::x86_cpu_supports, "-O3 -fPIE -pie -rdynamic -Dstatic=");
-  const auto* exported = find_function(scan_file(dir.path() / "exported"), "run_avx2");
+  const auto exported_scan = scan_file(dir.path() / "exported");
+  const auto* exported = find_function(exported_scan, "run_avx2");
   REQUIRE(exported != nullptr);
   CHECK(exported->dispatch == hw::CodeDispatch::none);
   // Its callers are indirect calls through a pointer in data, which the scan does not follow.
   test::compile_c(dir.path() / "table", test::x86_cpu_supports_through_table, "-O3");
-  const auto* from_data = find_function(scan_file(dir.path() / "table"), "run_avx2");
+  const auto table_scan = scan_file(dir.path() / "table");
+  const auto* from_data = find_function(table_scan, "run_avx2");
   REQUIRE(from_data != nullptr);
   CHECK(from_data->dispatch == hw::CodeDispatch::none);
 }
