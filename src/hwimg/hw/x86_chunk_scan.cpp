@@ -49,7 +49,7 @@ std::vector<bool> lead_in_starts(const ChunkContext& context, std::span<const st
 
 }  // namespace
 
-std::vector<Chunk> split_code(std::span<const CodePart> code, std::size_t max_chunks, std::size_t min_bytes) {
+std::vector<Chunk> split_code(std::span<const CodeRange> code, std::size_t max_chunks, std::size_t min_bytes) {
   std::size_t total = 0;
   for (const auto& part : code) total += part.bytes.size();
   const auto size = std::max(min_bytes, total / std::max<std::size_t>(1, max_chunks) + 1);

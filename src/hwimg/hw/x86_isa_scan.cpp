@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "hwimg/hw/detail/x86_dispatch.hpp"
+#include "hwimg/hw/detail/code_layout.hpp"
 #include "hwimg/hw/detail/x86_chunk_scan.hpp"
 #include "hwimg/hw/detail/zydis_library.hpp"
 #include "hwimg/hw/elf.hpp"
@@ -17,34 +18,23 @@
 namespace hwimg::hw {
 namespace {
 
-// What a resolver may be scanned for when its symbol has no size.
-constexpr std::uint64_t unsized_resolver_bytes = 512;
-constexpr std::uint16_t first_reserved_section = 0xff00;  // SHN_LORESERVE
 constexpr std::uint32_t r_x86_64_irelative = 37;  // x86-64 psABI, "Relocation Types"
 
-using Code = detail::CodePart;
+using Code = detail::CodeRange;
+using detail::code_bytes_at;
+using detail::is_code_address;
+using detail::is_defined_function;
+using detail::unsized_resolver_bytes;
 
 using detail::CodeBoundary;
 using detail::Linkage;
 using detail::no_address;
 
-std::span<const std::byte> code_at(std::span<const Code> code, std::uint64_t address, std::uint64_t size) {
-  for (const auto& part : code) {
-    if (address >= part.address && address - part.address < part.bytes.size()) {
-      const auto offset = address - part.address;
-      return part.bytes.subspan(offset, std::min(size, part.bytes.size() - offset));
-    }
-  }
-  return {};
-}
-
-bool in_code(std::span<const Code> code, std::uint64_t address) { return !code_at(code, address, 1).empty(); }
-
 // The code addresses a resolver loads (RIP-relative LEA, MOV of an immediate): the versions it
 // chooses between. Calls (to __cpu_indicator_init) are not among them.
 void collect_resolver_targets(const detail::ZydisLibrary& zydis, const ZydisDecoder& decoder, std::span<const Code> code, std::uint64_t start,
                               std::uint64_t size, std::set<std::uint64_t>& targets) {
-  const auto bytes = code_at(code, start, size == 0 ? unsized_resolver_bytes : size);
+  const auto bytes = code_bytes_at(code, start, size == 0 ? unsized_resolver_bytes : size);
   ZydisDecodedInstruction instruction;
   ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
   for (std::size_t offset = 0; offset < bytes.size();) {
@@ -67,7 +57,7 @@ void collect_resolver_targets(const detail::ZydisLibrary& zydis, const ZydisDeco
       } else {
         continue;
       }
-      if (in_code(code, target)) targets.insert(target);
+      if (is_code_address(code, target)) targets.insert(target);
     }
   }
 }
@@ -84,11 +74,6 @@ bool is_runtime_dispatched(std::string_view name) {
   }
   return name.starts_with("_ZNSt12_GLOBAL__N_1") &&
          std::ranges::any_of(libstdcxx, [&](std::string_view part) { return name.find(part) != std::string_view::npos; });
-}
-
-bool is_function(const ElfSymbol& symbol) {
-  return (symbol.type == ElfSymbolType::function || symbol.type == ElfSymbolType::gnu_ifunc) && symbol.section != 0 &&
-         symbol.section < first_reserved_section;
 }
 
 // The functions, the gaps between them and the unnamed IFUNC targets, sorted by address.
@@ -116,7 +101,7 @@ std::vector<CodeBoundary> make_boundaries(std::span<const ElfSymbol> symbols, st
   std::set<std::uint64_t> named;
   std::set<std::uint64_t> exported;
   for (const auto& symbol : symbols) {
-    if (!is_function(symbol) || !in_code(code, symbol.value)) continue;
+    if (!is_defined_function(symbol) || !is_code_address(code, symbol.value)) continue;
     named.insert(symbol.value);
     if (symbol.table == ElfSymbolTable::dynsym) exported.insert(symbol.value);
     boundaries.push_back({symbol.value, true, symbol.name, dispatch_of(symbol), Linkage::internal});
@@ -156,13 +141,7 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
   CodeScan scan;
   HWIMG_TRY_ASSIGN(scan.needed_level, read_x86_isa_needed(bytes, sections, name));
 
-  std::vector<Code> code;
-  for (const auto& section : sections) {
-    if (section.is_executable() && section.type != elf_section_nobits && section.size > 0) {
-      code.push_back({section.address, bytes.subspan(section.offset, section.size)});
-    }
-  }
-  std::ranges::sort(code, {}, &Code::address);
+  const auto code = detail::executable_code(bytes, sections);
   const detail::CpuCheckData cpu_checks(symbols, relocations, header.type, code.empty() ? 0 : code.front().address,
                                         code.empty() ? 0 : code.back().address + code.back().bytes.size());
 
@@ -174,7 +153,7 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
   std::set<std::uint64_t> resolvers;
   std::set<std::uint64_t> targets;
   for (const auto& symbol : symbols) {
-    if (symbol.type == ElfSymbolType::gnu_ifunc && is_function(symbol)) {
+    if (symbol.type == ElfSymbolType::gnu_ifunc && is_defined_function(symbol)) {
       resolvers.insert(symbol.value);
       collect_resolver_targets(*zydis, decoder, code, symbol.value, symbol.size, targets);
     }
@@ -183,7 +162,7 @@ Result<CodeScan> scan_x86_isa(std::span<const std::byte> bytes, std::string_view
   // addend is the resolver: stripped, that is all there is to find glibc's string functions by.
   for (const auto& relocation : relocations) {
     const auto resolver = static_cast<std::uint64_t>(relocation.addend);
-    if (relocation.type == r_x86_64_irelative && in_code(code, resolver) && resolvers.insert(resolver).second) {
+    if (relocation.type == r_x86_64_irelative && is_code_address(code, resolver) && resolvers.insert(resolver).second) {
       collect_resolver_targets(*zydis, decoder, code, resolver, 0, targets);
     }
   }

@@ -1,10 +1,10 @@
 #pragma once
-// Where a program's code lies and which function each address belongs to, for the A64 scan
-// (hw/a64_feature_scan; docs/recipe.md#cpu-code), by the x86 scan's rules: the executable
+// Where a program's code lies and which function each address belongs to, for the A64 and x86 scans
+// (hw/a64_feature_scan, hw/x86_isa_scan; docs/recipe.md#cpu-code): the executable
 // sections, the function symbols (.symtab, else .dynsym) and the stretches between them, and which
 // functions are dispatched code by their names (GCC/Clang multiversions), by being an IFUNC
-// resolver or by being an address a resolver returns. The x86 scan keeps its own copy, which also
-// tracks linkage for its CPU-check dispatch (hw/detail/x86_dispatch.hpp).
+// resolver or by being an address a resolver returns. The x86 scan shares the code ranges; its
+// function boundaries also track linkage for its CPU-check dispatch (hw/detail/x86_dispatch.hpp).
 
 #include <cstddef>
 #include <cstdint>

@@ -18,6 +18,7 @@
 #include <Zydis/Zydis.h>
 
 #include "hwimg/hw/code_scan.hpp"
+#include "hwimg/hw/detail/code_layout.hpp"
 #include "hwimg/hw/detail/x86_dispatch.hpp"
 #include "hwimg/hw/detail/zydis_library.hpp"
 
@@ -25,19 +26,14 @@ namespace hwimg::hw::detail {
 
 inline constexpr std::size_t lead_in_window = 4096;
 
-struct CodePart {
-  std::uint64_t address = 0;
-  std::span<const std::byte> bytes;
-};
-
 struct Chunk {
-  std::size_t part = 0;   // index into the code parts
+  std::size_t part = 0;   // index into the code ranges
   std::size_t begin = 0;  // offsets into that part
   std::size_t end = 0;
 };
 
 // Chunks of at least `min_bytes` each, at most `max_chunks` in all, in address order.
-[[nodiscard]] std::vector<Chunk> split_code(std::span<const CodePart> code, std::size_t max_chunks,
+[[nodiscard]] std::vector<Chunk> split_code(std::span<const CodeRange> code, std::size_t max_chunks,
                                             std::size_t min_bytes);
 
 struct ChunkUse {
@@ -56,7 +52,7 @@ struct ChunkScan {
 struct ChunkContext {
   const ZydisLibrary* zydis = nullptr;
   const ZydisDecoder* decoder = nullptr;
-  std::span<const CodePart> code;
+  std::span<const CodeRange> code;
   std::span<const CodeBoundary> boundaries;
   const CpuCheckData* cpu_checks = nullptr;
 };
