@@ -34,6 +34,9 @@ void define_serve_command(CLI::App& subcommand, Action& action) {
   command->add_option("--refresh", arguments->refresh, "How often the node's facts are probed again; SIGHUP does it "
                                                        "at once")
       ->capture_default_str();
+  command->add_option("--upstream-check", arguments->upstream_check,
+                      "How often each upstream is checked (reachable, TLS, credentials) for /readyz; also at start")
+      ->capture_default_str();
   command->add_option("--max-connections", arguments->max_connections, "Client connections open at once, in all")
       ->capture_default_str()
       ->check(CLI::Range(16U, 1U << 20));
@@ -57,7 +60,8 @@ void define_serve_command(CLI::App& subcommand, Action& action) {
       ->capture_default_str();
   command->add_flag("-v,--verbose", *verbose, "log every upstream HTTP exchange to stderr (credentials are never shown)");
   command->footer(
-      "Endpoints: /v2/... (the registry API's read side), /healthz, /metrics (Prometheus).\n"
+      "Endpoints: /v2/... (the registry API's read side), /healthz (liveness), /readyz (the upstreams answer),\n"
+      "/metrics (Prometheus).\n"
       "Requests: /v2/<repo>/...?ns=<upstream> (containerd), /v2/<upstream>/<repo>/... (CRI-O, podman, skopeo,\n"
       "enroot, direct references), /v2/<repo>/... (the first --upstream). SIGTERM lets requests in flight finish.");
   command->callback([arguments, host_file, gpus, verbose, host, gpu_option, &action] {

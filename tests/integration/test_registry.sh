@@ -58,6 +58,34 @@ assert_contains "$OUT" "invalid tag \"bad+tag\": character '+' is not allowed" "
 hw_fails tag "${tls[@]}" "$reg/test/app:nope" other
 assert_contains "$OUT" "failed to get manifest $reg/test/app:nope: no tag nope in $reg/test/app (HTTP 404 MANIFEST_UNKNOWN); it has " "unknown tag"
 assert_contains "$OUT" "(hwimg ls $reg/test/app)" "the command that lists the tags"
+hw_fails inspect "${tls[@]}" "$reg/test/ap:v1"
+assert_eq "hwimg: error: failed to inspect $reg/test/ap:v1: failed to get manifest $reg/test/ap:v1: no repository $reg/test/ap (HTTP 404 MANIFEST_UNKNOWN); nearest in $reg's catalogue: test/app, other/app" \
+  "$OUT" "unknown repository: the nearest names in the catalogue"
+hw_fails tag "${tls[@]}" "$reg/test/app@sha256:$(printf '0%.0s' $(seq 64))" other
+assert_eq "hwimg: error: failed to get manifest $reg/test/app@sha256:$(printf '0%.0s' $(seq 64)): HTTP 404 MANIFEST_UNKNOWN: manifest unknown (name test/app, revision sha256:$(printf '0%.0s' $(seq 64)))" \
+  "$OUT" "a registry error's detail in words, not JSON"
+
+step "connection refused: on loopback at once; elsewhere one line per retry on a terminal"
+closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+hw_fails inspect -v "127.0.0.1:$closed/app:1"
+assert_eq 1 "$(grep -c "^hwimg: GET http://127.0.0.1:$closed/v2/app/manifests/1 " <<<"$OUT")" "a loopback refusal is tried once"
+assert_contains "$OUT" "hwimg: error: failed to inspect 127.0.0.1:$closed/app:1: failed to get manifest 127.0.0.1:$closed/app:1: connection failed: failed to connect to 127.0.0.1:$closed: Connection refused" \
+  "the loopback refusal's error"
+# This machine's own address that is not loopback, where nothing listens on that port: refused,
+# but from a host the client cannot tell from a distant one.
+address=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -m1 -E '^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$' | grep -v '^127\.' || true)
+if [ -z "$address" ] || ! command -v script >/dev/null; then
+  echo "note: no IPv4 address other than loopback (or no script(1)): the retry lines are not checked here"
+else
+  set +e
+  timeout 3 script -qec "'$HWIMG' inspect '$address:$closed/app:1'" /dev/null > "$TEST_TMP/retries" 2>&1
+  timeout 2 "$HWIMG" inspect "$address:$closed/app:1" > "$TEST_TMP/piped" 2>&1
+  set -e
+  retries=$(tr -d '\r' < "$TEST_TMP/retries" | grep 'retrying' | sed -E 's/retrying in [0-9.]+ s/retrying in N s/' | head -2)
+  assert_eq "hwimg: $address:$closed refused the connection; retrying in N s (2/8)
+hwimg: $address:$closed refused the connection; retrying in N s (3/8)" "$retries" "one line per retry on a terminal"
+  if grep -q retrying "$TEST_TMP/piped"; then fail "retry lines shown without a terminal: $(cat "$TEST_TMP/piped")"; fi
+fi
 
 step "push a layout built by hwimg build (the stencil example)"
 if command -v make >/dev/null && command -v g++ >/dev/null; then

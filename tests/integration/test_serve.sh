@@ -48,6 +48,15 @@ assert_eq 200 "$CODE" "GET /v2/"
 assert_eq "registry/2.0" "$(header_value docker-distribution-api-version)" "API version header"
 fetch "http://$mirror/healthz"
 assert_eq 200 "$CODE" "GET /healthz"
+# The upstream is checked as serve starts, on a thread of its own: ready once that check is done.
+for _ in $(seq 1 100); do
+  fetch "http://$mirror/readyz"
+  [ "$CODE" = 200 ] && break
+  sleep 0.05
+done
+assert_eq 200 "$CODE" "GET /readyz with an upstream that answers"
+assert_eq "ready" "$(cat "$BODY_FILE")" "the body of /readyz"
+assert_contains "$(cat "$v3_log")" "upstream $reg: answers" "the start's check of the upstream in serve's log"
 
 step "a tag naming an hwimg index gets this node's variant in every request form"
 for url in "http://$mirror/v2/demo/stencil/manifests/1.0" \
@@ -219,14 +228,40 @@ if grep -qF -- "$password" "$SERVE_LOG"; then fail "the password appeared in ser
 if grep -qiF -- "$(printf 'hwimg:%s' "$password" | base64 -w0)" "$SERVE_LOG"; then fail "the credentials appeared in serve's log"; fi
 export DOCKER_CONFIG="$node_config"
 
-step "upstream down: 503 UNAVAILABLE, no answer made up"
+step "upstream down: 503 UNAVAILABLE, no answer made up; said at start, in /readyz, not in /healthz"
 closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 start_serve down --upstream "127.0.0.1:$closed" --host "$TEST_TMP/v2.json"
+refused="upstream 127.0.0.1:$closed: failed to connect to 127.0.0.1:$closed: connection failed: failed to connect to 127.0.0.1:$closed: Connection refused"
+for _ in $(seq 1 100); do
+  fetch "http://$SERVE_ADDR/readyz"
+  [ "$(cat "$BODY_FILE")" = "$refused" ] && break
+  sleep 0.05
+done
+assert_eq 503 "$CODE" "GET /readyz with an upstream that refuses connections"
+assert_eq "$refused" "$(cat "$BODY_FILE")" "the body of /readyz names the upstream and the cause"
+fetch "http://$SERVE_ADDR/healthz"
+assert_eq 200 "$CODE" "GET /healthz stays liveness only"
+assert_contains "$(cat "$SERVE_LOG")" "hwimg: warning: upstream 127.0.0.1:$closed cannot be used: failed to connect to 127.0.0.1:$closed: connection failed: failed to connect to 127.0.0.1:$closed: Connection refused; pulls through it fail until that is fixed (/readyz says so meanwhile)" \
+  "the warning at start"
 fetch "http://$SERVE_ADDR/v2/demo/stencil/manifests/1.0"
 assert_eq 503 "$CODE" "an unreachable upstream"
 assert_eq UNAVAILABLE "$(jq -r '.errors[0].code' "$BODY_FILE")" "its error code"
 fetch "http://$SERVE_ADDR/v2/demo/stencil/blobs/$layer"
 assert_eq 503 "$CODE" "a blob from an unreachable upstream"
+stop_serve
+
+step "an upstream whose certificate serve cannot verify (no --ca-file): said at start and in /readyz"
+start_serve unverified --upstream "$reg" --host "$TEST_TMP/v2.json"
+for _ in $(seq 1 100); do
+  fetch "http://$SERVE_ADDR/readyz"
+  [[ "$(cat "$BODY_FILE")" == *"TLS certificate"* ]] && break
+  sleep 0.05
+done
+assert_eq 503 "$CODE" "GET /readyz with an upstream it cannot verify"
+assert_eq "upstream $reg: failed to connect to $reg: TLS certificate verification failed: SSL certificate problem: self-signed certificate (use --ca-file for a private CA)" \
+  "$(cat "$BODY_FILE")" "the body of /readyz"
+assert_contains "$(cat "$SERVE_LOG")" "hwimg: warning: upstream $reg cannot be used: failed to connect to $reg: TLS certificate verification failed" \
+  "the warning at start"
 stop_serve
 
 step "an upstream index whose bytes do not match its digest is refused"

@@ -402,13 +402,14 @@ ServeDaemonSet check_serve_daemonset() {
   out.image = *image;
 
   // Probes reach the loopback listener: the kubelet must name 127.0.0.1 (with hostNetwork the
-  // default host is the node's IP, where nothing listens).
-  for (const auto* probe : {"readinessProbe", "livenessProbe"}) {
+  // default host is the node's IP, where nothing listens). Readiness is the upstreams answering,
+  // liveness the server's own.
+  for (const auto& [probe, path] : {std::pair{"readinessProbe", "/readyz"}, std::pair{"livenessProbe", "/healthz"}}) {
     INFO(probe);
     const auto get = container[probe]["httpGet"];
     REQUIRE(get.IsMap());
     CHECK(scalar(get["host"]) == "127.0.0.1");
-    CHECK(scalar(get["path"]) == "/healthz");
+    CHECK(scalar(get["path"]) == path);
     CHECK(scalar(get["port"]) == mirror.substr(mirror.find(':') + 1));
   }
   CHECK(container["resources"]["requests"]["cpu"]);

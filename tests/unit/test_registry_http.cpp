@@ -98,7 +98,14 @@ TEST_CASE("registry errors are described from their JSON body") {
   r.body = R"({"errors":[{"code":"MANIFEST_BLOB_UNKNOWN","message":"blob unknown to registry","detail":"sha256:aa"},)"
            R"({"code":"MANIFEST_INVALID","message":"manifest invalid","detail":null}]})";
   CHECK(describe(r) ==
-        "HTTP 400 MANIFEST_BLOB_UNKNOWN: blob unknown to registry (\"sha256:aa\"); MANIFEST_INVALID: manifest invalid");
+        "HTTP 400 MANIFEST_BLOB_UNKNOWN: blob unknown to registry (sha256:aa); MANIFEST_INVALID: manifest invalid");
+  Response detailed;  // a detail object in words, never as JSON (issue 25)
+  detailed.status = 404;
+  detailed.headers.emplace_back("content-type", "application/json");
+  detailed.body = R"({"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown","detail":{"Tag":"1.1","N":2}}]})";
+  CHECK(describe(detailed) == "HTTP 404 MANIFEST_UNKNOWN: manifest unknown (n 2, tag 1.1)");
+  detailed.body = R"({"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":[{"Type":"repository","Name":"app","Action":"pull"}]}]})";
+  CHECK(describe(detailed) == "HTTP 404 UNAUTHORIZED: authentication required");
   Response text;
   text.status = 404;
   text.headers.emplace_back("content-type", "text/plain; charset=utf-8");

@@ -21,3 +21,12 @@ TEST_CASE("registry missing tag: nearest tags first, capped, with the command th
   CHECK(registry::missing_tag_message("1.1", "reg:5000/empty", "HTTP 404 MANIFEST_UNKNOWN", {}) ==
         "no tag 1.1 in reg:5000/empty (HTTP 404 MANIFEST_UNKNOWN); the repository has no tags");
 }
+
+TEST_CASE("a missing repository is answered with the nearest names in the catalogue") {
+  const std::vector<std::string> names{"other/app", "team/stencil", "demo/stencil", "x"};
+  CHECK(registry::missing_repository_message("reg:5000", "demo/stencl", "HTTP 404 NAME_UNKNOWN", names, 2) ==
+        "no repository reg:5000/demo/stencl (HTTP 404 NAME_UNKNOWN); nearest in reg:5000's catalogue: demo/stencil, "
+        "team/stencil");
+  CHECK(registry::missing_repository_message("reg:5000", "app", "HTTP 404 NAME_UNKNOWN", {}) ==
+        "no repository reg:5000/app (HTTP 404 NAME_UNKNOWN); reg:5000's catalogue lists none");
+}

@@ -99,3 +99,19 @@ TEST_CASE("a blob upload starts over on a lost session or DIGEST_INVALID, not on
   CHECK_FALSE(upload_restartable(answer(403, R"({"errors":[{"code":"DENIED"}]})")));
   CHECK_FALSE(upload_restartable(answer(404, R"({"errors":[{"code":"NAME_UNKNOWN"}]})")));
 }
+
+TEST_CASE("a retry is announced with its cause, its wait and its count") {
+  Response refused;
+  refused.url = "https://192.0.2.7:5000/v2/app/manifests/1.0";
+  refused.failure = TransportFailure::unreachable;
+  CHECK(retry_notice(refused, 0, 8, milliseconds(240)) ==
+        "192.0.2.7:5000 refused the connection; retrying in 0.2 s (2/8)");
+  auto busy = answer(503, R"({"errors":[{"code":"UNAVAILABLE","message":"busy"}]})");
+  busy.url = "https://reg.example.org/v2/";
+  CHECK(retry_notice(busy, 6, 8, milliseconds(10'000)) ==
+        "reg.example.org answered HTTP 503 UNAVAILABLE; retrying in 10 s (8/8)");
+  Response slow;
+  slow.url = "https://reg.example.org/v2/";
+  slow.failure = TransportFailure::timeout;
+  CHECK(retry_notice(slow, 1, 8, milliseconds(1'250)) == "reg.example.org did not answer in time; retrying in 1.2 s (3/8)");
+}

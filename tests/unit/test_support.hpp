@@ -95,10 +95,12 @@ public:
   void status(std::string_view) override {}
   void clear_status() override {}
   void warning(std::string_view line) override { lines.emplace_back(line); }
+  void notice(std::string_view line) override { notice_lines.emplace_back(line); }
   void log(std::string_view) override {}
   [[nodiscard]] bool logging() const override { return false; }
   std::vector<std::string> lines;
   std::vector<std::string> progress_lines;
+  std::vector<std::string> notice_lines;
 };
 
 // NVIDIA_REQUIRE_CUDA of NVIDIA's nvidia/cuda images

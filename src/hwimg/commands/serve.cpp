@@ -41,6 +41,7 @@ Result<int> run_serve(const ServeArguments& arguments) {
                    select::choose_gpu_selection(arguments.gpus, variable("NVIDIA_VISIBLE_DEVICES")));
   HWIMG_TRY_ASSIGN(options.mirror.ttl, util::parse_duration(arguments.ttl));
   HWIMG_TRY_ASSIGN(options.refresh, positive_duration("--refresh", arguments.refresh));
+  HWIMG_TRY_ASSIGN(options.upstream_check, positive_duration("--upstream-check", arguments.upstream_check));
   options.http.connection_limit = arguments.max_connections;
   options.http.client_limit = arguments.max_client_connections;
   HWIMG_TRY_ASSIGN(options.http.header_timeout, positive_duration("--header-timeout", arguments.header_timeout));

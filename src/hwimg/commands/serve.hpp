@@ -22,6 +22,7 @@ struct ServeArguments {
   std::filesystem::path docker_config_dir;  // empty: $DOCKER_CONFIG or ~/.docker
   std::string ttl = "60s";
   std::string refresh = "10m";
+  std::string upstream_check = "60s";
   // Limits (docs/serve.md#limits).
   unsigned max_connections = 4096;
   unsigned max_client_connections = 1024;

@@ -11,7 +11,8 @@ namespace hwimg::commands {
 TerminalOutput::TerminalOutput(Progress progress, Verbose verbose)
     : m_progress(progress),
       m_verbose(verbose),
-      m_show_status(progress == Progress::shown && verbose == Verbose::no && stderr_is_terminal()) {}
+      m_show_status(progress == Progress::shown && verbose == Verbose::no && stderr_is_terminal()),
+      m_show_notices(verbose == Verbose::yes || stderr_is_terminal()) {}
 
 TerminalOutput::~TerminalOutput() {
   clear_status();
@@ -47,6 +48,13 @@ void TerminalOutput::clear_status() {
 void TerminalOutput::warning(std::string_view line) {
   std::lock_guard lock(m_mutex);
   write(fmt::format("{}hwimg: warning: {}\n", m_status_shown ? "\r\033[K" : "", line));
+  m_status_shown = false;
+}
+
+void TerminalOutput::notice(std::string_view line) {
+  if (!m_show_notices) return;
+  std::lock_guard lock(m_mutex);
+  write(fmt::format("{}hwimg: {}\n", m_status_shown ? "\r\033[K" : "", line));
   m_status_shown = false;
 }
 

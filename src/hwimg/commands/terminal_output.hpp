@@ -22,6 +22,7 @@ public:
   void status(std::string_view line) override;
   void clear_status() override;
   void warning(std::string_view line) override;
+  void notice(std::string_view line) override;
   void log(std::string_view line) override;
   [[nodiscard]] bool logging() const override { return m_verbose == Verbose::yes; }
 
@@ -31,6 +32,7 @@ private:
   Progress m_progress;
   Verbose m_verbose;
   bool m_show_status;
+  bool m_show_notices;
   bool m_status_shown = false;
   std::mutex m_mutex;  // build variants report from several threads
 };

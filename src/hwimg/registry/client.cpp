@@ -9,6 +9,7 @@
 #include "hwimg/oci/documents.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/registry/detail/push.hpp"
+#include "hwimg/registry/detail/retry.hpp"
 #include "hwimg/registry/detail/session.hpp"
 #include "hwimg/registry/missing_tag.hpp"
 #include "hwimg/util/strings.hpp"
@@ -70,6 +71,25 @@ struct Client::Impl {
     return session->exchange_now(ref.registry, std::move(request), scopes, Retry::safe, authorization);
   }
   Result<std::optional<std::int64_t>> head_blob(const Reference& ref, const oci::Digest& digest, const Scopes& scopes);
+
+  // The registry's catalogue (GET /v2/_catalog, distribution's extension, which registries may
+  // refuse or leave out) when it fits one page of 1000 names; nullopt where it does not answer
+  // with one, or has more.
+  std::optional<std::vector<std::string>> catalogue(const Reference& ref) {
+    Request request{Method::get, "/v2/_catalog?n=1000"};
+    request.max_response_body = std::size_t{4} << 20;
+    const auto response = exchange_now(ref, std::move(request), {"registry:catalog:*"});
+    if (!response || !response->ok() || response->status != 200 || !next_page_link(*response).empty()) {
+      return std::nullopt;
+    }
+    const auto body = util::json::parse_object(response->body);
+    if (!body || !body->contains("repositories") || !(*body)["repositories"].is_array()) return std::nullopt;
+    std::vector<std::string> names;
+    for (const auto& name : (*body)["repositories"]) {
+      if (auto text = util::json::as_string(name)) names.push_back(std::move(*text));
+    }
+    return names;
+  }
 };
 
 Request read_request(const Reference& ref, ReadMethod method, std::string_view path,
@@ -131,10 +151,26 @@ Result<FetchedManifest> Client::get_manifest(const Reference& ref) {
   HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   HWIMG_TRY_ASSIGN(auto answer, with_context(m_impl->exchange_now(ref, manifest_request(ref), m_impl->pull(ref)),
                                              "failed to " + what));
-  if (answer.ok() && answer.status == 404 && !ref.digest && !ref.tag.empty()) {
-    // A missing tag is answered with the tags there are, when the registry lists them.
-    if (const auto tags = list_tags(ref); tags && std::ranges::find(*tags, ref.tag) == tags->end()) {
-      return fail("failed to {}: {}", what, missing_tag_message(ref.tag, ref.name(), describe_status(answer), *tags));
+  if (answer.ok() && answer.status == 404) {
+    // A missing tag is answered with the tags there are, a missing repository with the nearest names
+    // in the catalogue, where the registry lists them.
+    // Distribution answers MANIFEST_UNKNOWN for both; only its tag list says NAME_UNKNOWN.
+    const auto codes = error_codes(answer);
+    bool no_repository = std::ranges::find(codes, "NAME_UNKNOWN") != codes.end();
+    if (!no_repository && !ref.digest && !ref.tag.empty()) {
+      const auto tags = list_tags(ref);
+      if (tags && std::ranges::find(*tags, ref.tag) == tags->end()) {
+        return fail("failed to {}: {}", what, missing_tag_message(ref.tag, ref.name(), describe_status(answer), *tags));
+      }
+      no_repository = !tags;
+    }
+    if (no_repository) {
+      // Said only where the catalogue is complete and does not name the repository.
+      const auto names = m_impl->catalogue(ref);
+      if (names && std::ranges::find(*names, ref.repository) == names->end()) {
+        return fail("failed to {}: {}", what,
+                    missing_repository_message(ref.registry, ref.repository, describe_status(answer), *names));
+      }
     }
   }
   HWIMG_TRY_ASSIGN(auto answered, expect_status(std::move(answer), {200}, what));
@@ -286,6 +322,13 @@ Result<oci::Digest> Client::tag(const Reference& source, const std::vector<std::
     HWIMG_TRY(put_manifest(source.with_tag(t), manifest.bytes, manifest.media_type));
   }
   return manifest.digest;
+}
+
+Result<void> Client::check_registry(const std::string& registry) {
+  HWIMG_TRY(m_impl->session->connect(registry, Probe::ping));
+  HWIMG_TRY(expect_status(m_impl->session->exchange_now(registry, Request{Method::get, "/v2/"}, {}, Retry::safe), {200},
+                          fmt::format("use {}", registry)));
+  return {};
 }
 
 Result<void> Client::check_login(const std::string& registry, const Credentials& credentials) {

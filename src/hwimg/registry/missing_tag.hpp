@@ -1,7 +1,8 @@
 #pragma once
 // What to say when a registry has no manifest under a tag: the tags it has instead, nearest to the
 // one asked for first, and the command that lists them all (issue 25; docs/commands.md#hwimg-ls),
-// rather than the registry's JSON error body.
+// rather than the registry's JSON error body; for a repository it does not have, the nearest of
+// those its catalogue lists.
 
 #include <span>
 #include <string>
@@ -14,5 +15,12 @@ namespace hwimg::registry {
 // are named, the rest counted; a repository without tags says so.
 [[nodiscard]] std::string missing_tag_message(std::string_view tag, std::string_view repository, std::string_view status,
                                               std::span<const std::string> tags, std::size_t shown = 5);
+
+// "no repository REG/stencl (HTTP 404 NAME_UNKNOWN); nearest in REG's catalogue: stencil, app".
+// `repositories` is (the first page of) the catalogue; at most `shown` are named.
+[[nodiscard]] std::string missing_repository_message(std::string_view registry, std::string_view repository,
+                                                     std::string_view status,
+                                                     std::span<const std::string> repositories,
+                                                     std::size_t shown = 5);
 
 }  // namespace hwimg::registry

@@ -13,6 +13,23 @@ std::string first_line(std::string_view text, std::size_t limit) {
   return std::string(line);
 }
 
+// A registry error's `detail` in words: a string as it is, an object's scalar members as
+// "tag 1.1, name app" ({"Tag":"1.1","Name":"app"}); anything else (arrays of access scopes, nested
+// objects) says nothing a person needs and is left out.
+std::string detail_words(const nlohmann::json& detail) {
+  if (const auto text = util::json::as_string(detail)) return first_line(*text, 200);
+  if (!detail.is_object()) return {};
+  std::vector<std::string> words;
+  for (const auto& [key, value] : detail.items()) {
+    if (const auto text = util::json::as_string(value)) {
+      words.push_back(util::to_lower(key) + " " + first_line(*text, 200));
+    } else if (value.is_number() || value.is_boolean()) {
+      words.push_back(util::to_lower(key) + " " + value.dump());
+    }
+  }
+  return first_line(util::join(words, ", "), 300);
+}
+
 }  // namespace
 
 std::string_view method_name(Method method) {
@@ -63,7 +80,9 @@ std::string describe(const Response& r) {
         };
         auto part = text_of("code");
         if (const auto message = text_of("message"); !message.empty()) part += ": " + message;
-        if (e.contains("detail") && !e["detail"].is_null()) part += " (" + first_line(e["detail"].dump(), 200) + ")";
+        if (e.contains("detail")) {
+          if (const auto words = detail_words(e["detail"]); !words.empty()) part += " (" + words + ")";
+        }
         if (!part.empty()) parts.push_back(std::move(part));
       }
       if (!parts.empty()) return out + " " + util::join(parts, "; ");

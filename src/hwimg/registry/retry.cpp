@@ -5,6 +5,10 @@
 #include <cctype>
 #include <charconv>
 
+#include <fmt/format.h>
+
+#include "hwimg/registry/detail/url.hpp"
+#include "hwimg/registry/response.hpp"
 #include "hwimg/util/strings.hpp"
 #include "hwimg/util/json_reader.hpp"
 
@@ -112,6 +116,23 @@ milliseconds backoff_delay(const Response& r, unsigned attempt, std::mt19937& ra
   const auto base = std::min<std::int64_t>(200ll << std::min(attempt, 10u), 10'000);
   std::uniform_int_distribution<std::int64_t> jitter(0, base / 2);
   return milliseconds(base + jitter(random));
+}
+
+std::string retry_notice(const Response& r, unsigned attempt, unsigned attempts, milliseconds delay) {
+  const auto registry = url_authority(r.url);
+  std::string cause;
+  switch (r.failure) {
+    case TransportFailure::none: cause = fmt::format("{} answered {}", registry, describe_status(r)); break;
+    case TransportFailure::unreachable: cause = fmt::format("{} refused the connection", registry); break;
+    case TransportFailure::timeout: cause = fmt::format("{} did not answer in time", registry); break;
+    case TransportFailure::truncated:
+      cause = fmt::format("{} closed the connection before the whole answer arrived", registry);
+      break;
+    default: cause = fmt::format("could not reach {} ({})", registry, describe(r)); break;
+  }
+  const auto wait = delay < seconds(10) ? fmt::format("{:.1f}", static_cast<double>(delay.count()) / 1000.0)
+                                        : fmt::format("{}", duration_cast<seconds>(delay).count());
+  return fmt::format("{}; retrying in {} s ({}/{})", cause, wait, attempt + 2, attempts);
 }
 
 std::vector<std::string> error_codes(const Response& r) {

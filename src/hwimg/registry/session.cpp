@@ -76,8 +76,10 @@ Session::RegistryState* Session::state_for(const std::string& registry, std::str
   // (--ca-file says the registry speaks TLS.)
   const bool plain_first = m_options.plain_http || (loopback && m_options.ca_file.empty());
   state.base_url = (plain_first ? "http://" : "https://") + state.authority;
-  state.scheme_known = m_options.plain_http;
   state.http_allowed = loopback || m_options.insecure;
+  // Where plain HTTP is not allowed, HTTPS is the only scheme: a first request that fails is retried
+  // like any other (a distant registry that is down is tried again, not given up at once).
+  state.scheme_known = m_options.plain_http || !state.http_allowed;
   // A token realm this registry named before: its token is asked for while the registry is
   // reached. Were it wrong, the registry's 401 teaches the right one, as without it.
   if (auto remembered = m_memory.find(state.base_url); remembered && realm_allowed(remembered->param("realm"))) {
@@ -167,7 +169,7 @@ void Session::send(Request request, Retry retry, unsigned attempt, std::function
                               : m_options.max_attempts;
     if (retry == Retry::safe && is_transient(r) && attempt + 1 < attempts) {
       const auto delay = backoff_delay(r, attempt, m_random);
-      m_options.output->log(fmt::format("retrying in {} ms ({})", delay.count(), describe(r)));
+      m_options.output->notice(retry_notice(r, attempt, attempts, delay));
       m_transport.after(delay, [this, request = std::move(*copy), retry, attempt, done = std::move(done)]() mutable {
         send(std::move(request), retry, attempt + 1, std::move(done));
       });

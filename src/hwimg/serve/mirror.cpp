@@ -165,6 +165,12 @@ Mirror::Mirror(Upstreams& upstreams, HostState& host, Metrics& metrics, util::Ou
 
 std::variant<Mirror::Answered, Route> Mirror::triage(const HttpRequest& request) const {
   if (request.path == "/healthz") return Answered{"health", ok("ok\n", "text/plain")};
+  if (request.path == "/readyz") {
+    auto readiness = m_readiness ? m_readiness() : Readiness{true, "ready\n"};
+    auto response = ok(std::move(readiness.text), "text/plain");
+    if (!readiness.ready) response.status = 503;
+    return Answered{"health", std::move(response)};
+  }
   if (request.path == "/metrics") return Answered{"metrics", ok(m_metrics.render(), Metrics::content_type)};
   if (request.method != "GET" && request.method != "HEAD") {
     auto refused = registry_error(405, "UNSUPPORTED", fmt::format("hwimg serve is a read-only mirror: {} is not "

@@ -4,6 +4,7 @@
 // node runs; everything else passes through, bodies streamed and digests verified.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "hwimg/serve/metrics.hpp"
 #include "hwimg/serve/route.hpp"
 #include "hwimg/serve/tag_cache.hpp"
+#include "hwimg/serve/upstream_health.hpp"
 #include "hwimg/serve/upstreams.hpp"
 #include "hwimg/util/output.hpp"
 
@@ -43,6 +45,8 @@ public:
   [[nodiscard]] HttpResponse failure(unsigned status, std::string_view message);
   // The three above as the server calls them.
   [[nodiscard]] Handlers handlers();
+  // What /readyz answers; until this is set, ready.
+  void watch_readiness(std::function<Readiness()> readiness) { m_readiness = std::move(readiness); }
   // The node's facts changed: answers kept for tags are stale.
   void forget_tags() { m_tags.clear(); }
 
@@ -72,6 +76,7 @@ private:
   TagCache m_tags;
   ManifestCache m_manifests{32 << 20};
   TagCache::Now m_now;
+  std::function<Readiness()> m_readiness;
 };
 
 // {"errors": [{"code": CODE, "message": MESSAGE}]} with the distribution API's headers.

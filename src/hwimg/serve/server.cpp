@@ -176,6 +176,10 @@ Result<int> run_server(const ServeOptions& options) {
   settings.grace_over = [cancellation] { cancellation->cut_stalled(std::chrono::milliseconds(0)); };
   fit_descriptor_limit(settings, output);
   give_back_large_blocks(output);
+  // Checked from the start, as the server listens: an upstream that is down must not keep the node's
+  // pulls of the others (or /healthz) waiting.
+  UpstreamHealth health(upstreams, output, options.upstream_check);
+  mirror.watch_readiness([&health] { return health.readiness(); });
   HWIMG_TRY_ASSIGN(auto server, HttpServer::start(settings, mirror.handlers()));
   metrics.watch_load([&server] { return server->load(); });
   if (!registry::is_loopback_host(listen.first)) {

@@ -22,6 +22,7 @@ struct ServeOptions {
   MirrorSettings mirror;
   ServerSettings http;                              // limits and timeouts (address, port, output: from above)
   std::chrono::milliseconds refresh{600'000};       // --refresh: facts loaded again this often
+  std::chrono::milliseconds upstream_check{60'000}; // --upstream-check: upstreams checked again this often
   std::chrono::milliseconds grace{10'000};          // requests in flight may finish this long on SIGTERM
   util::Output* output = &util::null_output();      // one line per resolution, warnings
 };

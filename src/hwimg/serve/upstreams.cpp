@@ -54,6 +54,12 @@ Upstreams::Lease::~Lease() {
   if (!m_discard) m_owner.give_back(m_upstream, std::move(m_client));
 }
 
+registry::ClientOptions Upstreams::client_options(const Upstream& upstream) const {
+  auto options = m_settings.client;
+  options.insecure = upstream.insecure;
+  return options;
+}
+
 Result<std::shared_ptr<Upstreams::Lease>> Upstreams::lease(const Upstream& upstream) {
   {
     std::lock_guard lock(m_mutex);
@@ -64,9 +70,7 @@ Result<std::shared_ptr<Upstreams::Lease>> Upstreams::lease(const Upstream& upstr
       return std::make_shared<Lease>(*this, upstream.registry, std::move(client));
     }
   }
-  auto options = m_settings.client;
-  options.insecure = upstream.insecure;
-  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(options));
+  HWIMG_TRY_ASSIGN(auto client, registry::Client::create(client_options(upstream)));
   return std::make_shared<Lease>(*this, upstream.registry, std::make_unique<registry::Client>(std::move(client)));
 }
 

@@ -33,6 +33,10 @@ public:
 
   // What requests may name: each upstream's registry, and its alias, in the order given.
   [[nodiscard]] const std::vector<std::string>& names() const { return m_names; }
+  // Every upstream, in the order given.
+  [[nodiscard]] const std::vector<Upstream>& list() const { return m_settings.upstreams; }
+  // The options of a client of `upstream` (its --insecure-upstream setting applied).
+  [[nodiscard]] registry::ClientOptions client_options(const Upstream& upstream) const;
   // The upstream a name (a registry or an alias) stands for; nullptr for none.
   [[nodiscard]] const Upstream* find(std::string_view name) const;
 

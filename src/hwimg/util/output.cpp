@@ -9,6 +9,7 @@ public:
   void status(std::string_view) override {}
   void clear_status() override {}
   void warning(std::string_view) override {}
+  void notice(std::string_view) override {}
   void log(std::string_view) override {}
   [[nodiscard]] bool logging() const override { return false; }
 };

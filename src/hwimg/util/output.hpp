@@ -17,6 +17,9 @@ public:
   virtual void status(std::string_view line) = 0;
   virtual void clear_status() = 0;
   virtual void warning(std::string_view line) = 0;
+  // Why a person at a terminal is kept waiting (a registry that refused the connection, retried
+  // in 1 s): shown where stderr is a terminal or with --verbose, never in a pipeline's log.
+  virtual void notice(std::string_view line) = 0;
   // Detail asked for with --verbose: each HTTP exchange, each probe step.
   virtual void log(std::string_view line) = 0;
   // Whether log() lines are shown, so callers can skip formatting them.

@@ -21,9 +21,9 @@ inline constexpr std::chrono::seconds max_retry_after{60};
 [[nodiscard]] bool is_transient(const Response& response);
 
 // Attempts at most for a registry on this machine that nothing answers on (connection refused):
-// a registry just starting is caught, a wrong port is reported in a second, not after the
-// backoff meant for networks (half a minute).
-inline constexpr unsigned max_attempts_unreachable_loopback = 3;
+// one. On loopback a refusal is an answer, not a network's hiccup (a wrong port, a registry not
+// started), so it is reported at once instead of after the backoff meant for networks.
+inline constexpr unsigned max_attempts_unreachable_loopback = 1;
 
 // A Retry-After value as a wait from `now`: delay-seconds or an HTTP-date in any of the three
 // forms RFC 9110 §5.6.7 makes recipients accept (a date in the past waits 0 s); nullopt when it
@@ -36,6 +36,11 @@ inline constexpr unsigned max_attempts_unreachable_loopback = 3;
 [[nodiscard]] std::chrono::milliseconds backoff_delay(const Response& response, unsigned attempt, std::mt19937& random,
                                                       std::chrono::system_clock::time_point now =
                                                           std::chrono::system_clock::now());
+
+// The line a person waiting is shown before retry number `attempt` (0-based) of `attempts`:
+// "127.0.0.2:5000 refused the connection; retrying in 0.2 s (2/8)".
+[[nodiscard]] std::string retry_notice(const Response& response, unsigned attempt, unsigned attempts,
+                                       std::chrono::milliseconds delay);
 
 // The `code` of each entry of a registry's JSON error body ({"errors": [{"code": ...}]}).
 [[nodiscard]] std::vector<std::string> error_codes(const Response& response);
