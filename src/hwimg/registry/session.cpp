@@ -175,6 +175,8 @@ void Session::send(Request request, Retry retry, unsigned attempt, std::function
       });
       return;
     }
+    // The error says it was not one bad moment: "... Connection refused (tried 8 times)".
+    if (attempt > 0 && !r.ok() && !r.error.empty()) r.error = fmt::format("{} (tried {} times)", r.error, attempt + 1);
     done(std::move(r));
   });
 }
