@@ -20,7 +20,7 @@ void define_inspect_command(CLI::App& subcommand, Action& action) {
   cmd->footer("Per variant: its tags (in a layout, the index.json tags naming its manifest; on a registry, the "
               "build's TAG-<variant id> when the first page of the tag list, one request, has it), annotations, "
               "config (entrypoint, cmd, workdir, user, created; HWIMG_*, NVIDIA_* and CUDA_VERSION in full, other "
-              "environment variables by name; labels), layers, and the referrers attached (signatures, SBOMs, NFD "
+              "environment variables by name; labels other than the variant's annotations), layers, and the referrers attached (signatures, SBOMs, NFD "
               "artifacts: digest and artifactType). Sizes are the layers as stored and pulled: compressed. --format "
               "json adds to each variant \"tags\", \"imageConfig\" {created, entrypoint, cmd, workingDir, user, "
               "env, labels}, \"layersSize\" (compressed bytes) and \"referrers\" [{mediaType, digest, size, "
