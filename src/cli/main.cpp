@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
   // clang-format off
   static const auto subcommands = std::to_array<Subcommand>({
       {"build", "Build every variant of a recipe into an OCI image layout", define_build_command},
-      {"inspect", "Show an image index: variants, platforms, annotations, layers", define_inspect_command},
+      {"inspect", "Show an image index: variants with their tags, platforms, annotations, config, layers and "
+                  "referrers", define_inspect_command},
       {"probe", "Print what this host can run: CPU level and features, NVIDIA driver, "
                 "CUDA driver version and each GPU's compute capability", define_probe_command},
       {"matrix", "Show the variants a matrix file expands to, without building", define_matrix_command},

@@ -76,6 +76,40 @@ NVIDIA_VISIBLE_DEVICES=void sel --host "$data/host-h100-580.json" "oci:$TEST_TMP
 assert_eq 3 "$STATUS" "NVIDIA_VISIBLE_DEVICES=void gives the container no GPU"
 assert_contains "$ERR" "needs a GPU; the container gets none (NVIDIA_VISIBLE_DEVICES none)" "void reason"
 
+step "--explain says what the ranks mean and why each compatible variant ranks below the chosen one"
+ranking="ranking: rank 1 is chosen; the other variants that run here follow, ordered by GPU use, then GPU code quality, native CUDA, CPU level, a named CPU target, CPU features used, newer CUDA, index order (docs/selection.md#ranking)"
+sel --host "$data/host-h100-580.json" --explain "oci:$TEST_TMP/gpu:1.0"
+assert_eq "host: linux/amd64 x86-64-v4 (AMD); NVIDIA driver 580.65.06, CUDA 13.0; GPUs considered (default): 0 NVIDIA H100 80GB HBM3 (9.0)
+image: oci:$TEST_TMP/gpu:1.0 (4 variants)
+$ranking
+VARIANT                       PLATFORM        RESULT    WHY
+cuda13.0-sm90a-x86-64-v3      linux/amd64/v3  chosen    arch-specific SASS sm_90a, CUDA 13.0 native, x86-64-v3
+cuda12.8-sm80-sm90-x86-64-v3  linux/amd64/v3  rank 2    SASS sm_80, sm_90, CUDA 12.8 native, x86-64-v3
+                                                        ranks below cuda13.0-sm90a-x86-64-v3: its GPU code is sm_90 (SASS) on 9.0, where cuda13.0-sm90a-x86-64-v3 has sm_90a (arch-specific SASS) on 9.0
+cuda12.8-ptx80-x86-64-v1      linux/amd64     rank 3    PTX JIT compute_80, CUDA 12.8 native, x86-64-v1
+                                                        ranks below cuda13.0-sm90a-x86-64-v3: its GPU code is compute_80 (PTX JIT) on 9.0, where cuda13.0-sm90a-x86-64-v3 has sm_90a (arch-specific SASS) on 9.0
+cuda13.0-sm100f-x86-64-v1     linux/amd64     rejected  GPU 0 (NVIDIA H100 80GB HBM3): no code for compute capability 9.0 (has sm_100f)" \
+  "$ERR" "GPU variants ranked by their code for the H100"
+sel --host "$data/host-h100-580.json" --explain "oci:$stencil:1.0"
+assert_eq "$ranking
+VARIANT        PLATFORM        RESULT    WHY
+cpu-x86-64-v1  linux/amd64     rank 4    x86-64-v1
+                                         ranks below cpu-x86-64-v4: x86-64-v1 is a lower CPU level than cpu-x86-64-v4's x86-64-v4
+cpu-x86-64-v2  linux/amd64/v2  rank 3    x86-64-v2
+                                         ranks below cpu-x86-64-v4: x86-64-v2 is a lower CPU level than cpu-x86-64-v4's x86-64-v4
+cpu-x86-64-v3  linux/amd64/v3  rank 2    x86-64-v3
+                                         ranks below cpu-x86-64-v4: x86-64-v3 is a lower CPU level than cpu-x86-64-v4's x86-64-v4
+cpu-x86-64-v4  linux/amd64/v4  chosen    x86-64-v4" "$(sed -n '3,11p' <<<"$ERR")" "CPU variants ranked by level"
+if [ "$chosen" = cpu-zen4 ]; then
+  sel --explain "oci:$stencil:1.0"
+  assert_contains "$ERR" "
+cpu-x86-64-v4  linux/amd64/v4  rank 2    x86-64-v4
+                                         ranks below cpu-zen4: x86-64-v4 is a generic level, where cpu-zen4 is built for zen4
+" "on a Zen 4, the plain level ranks below the named target"
+fi
+sel --host "$data/host-no-gpu.json" --explain "oci:$TEST_TMP/gpu:1.0"
+if grep -q "^ranking:" <<<"$ERR"; then fail "--explain explains a ranking when nothing fits"; fi
+
 step "the live probe on GPUs: NVML stand-ins through the real dlopen path"
 S=${HWIMG_BUILD_DIR:?run through ctest}/stand-ins
 [ -e "$S/nvml-two/libnvidia-ml.so.1" ] || fail "stand-in libraries not built in $S"

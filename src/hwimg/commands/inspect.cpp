@@ -18,7 +18,8 @@ Result<int> run_inspect(const InspectArguments& arguments) {
                                             context));
   const auto& reference = image.reference;
   auto name = reference.kind == image::SourceKind::registry ? reference.registry.str() : reference.text;
-  HWIMG_TRY_ASSIGN(const auto view, with_context(inspect::load_image_view(std::move(name), *image.reader, image.root),
+  HWIMG_TRY_ASSIGN(const auto view, with_context(inspect::load_image_view(std::move(name), reference.digest ? "" : reference.tag,
+                                                                          *image.reader, image.root),
                                                  context));
   if (!arguments.verify_code) {
     fmt::print("{}", inspect::render(view, arguments.format));

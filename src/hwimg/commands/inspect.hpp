@@ -1,5 +1,6 @@
 #pragma once
-// `hwimg inspect REF`: an image index, its variants with platform and annotations, layers, sizes.
+// `hwimg inspect REF`: an image index, its variants with tags, platform, annotations, config,
+// layers, sizes and referrers.
 
 #include <string>
 
@@ -15,9 +16,9 @@ struct InspectArguments {
   RegistryFlags registry;
 };
 
-// One GET of the index and one per variant manifest for a registry; no config or layer unless
-// --verify, which reads every layer whose needs the cache does not hold. Returns 3 when --verify
-// finds code a variant's label does not cover.
+// For a registry: one GET of the index, one per variant manifest and config, one of the first page
+// of tags and one round for the referrers; no layer unless --verify, which reads every layer whose
+// needs the cache does not hold. Returns 3 when --verify finds code a variant's label does not cover.
 [[nodiscard]] Result<int> run_inspect(const InspectArguments& arguments);
 
 }  // namespace hwimg::commands

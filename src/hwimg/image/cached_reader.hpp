@@ -32,6 +32,9 @@ public:
   [[nodiscard]] Result<std::vector<std::string>> referrers(const std::vector<oci::Digest>& subjects) override {
     return m_inner->referrers(subjects);
   }
+  [[nodiscard]] Result<std::vector<ListedTag>> list_tags(std::size_t limit) override {
+    return m_inner->list_tags(limit);
+  }
   [[nodiscard]] std::string pinned_reference(const oci::Digest& digest, std::string_view preferred_tag) const override {
     return m_inner->pinned_reference(digest, preferred_tag);
   }

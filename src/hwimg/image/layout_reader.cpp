@@ -83,6 +83,15 @@ Result<std::vector<std::string>> LayoutReader::referrers(const std::vector<oci::
   return oci::layout_referrers(m_layout, subjects);
 }
 
+Result<std::vector<ListedTag>> LayoutReader::list_tags(std::size_t limit) {
+  std::vector<ListedTag> out;
+  for (const auto& descriptor : m_index_json.manifests) {
+    if (out.size() == limit) break;
+    if (auto tag = descriptor.ref_name()) out.push_back({std::move(*tag), descriptor.digest});
+  }
+  return out;
+}
+
 std::string LayoutReader::pinned_reference(const oci::Digest& digest, std::string_view preferred_tag) const {
   const auto tags = m_tags.find(digest.str());
   if (tags == m_tags.end() || tags->second.empty()) return name() + "@" + digest.str();

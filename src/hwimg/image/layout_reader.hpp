@@ -22,6 +22,7 @@ public:
                                        const std::filesystem::path& destination) override;
   [[nodiscard]] std::optional<std::filesystem::path> local_blob(const oci::Digest& digest) const override;
   [[nodiscard]] Result<std::vector<std::string>> referrers(const std::vector<oci::Digest>& subjects) override;
+  [[nodiscard]] Result<std::vector<ListedTag>> list_tags(std::size_t limit) override;
   [[nodiscard]] std::string pinned_reference(const oci::Digest& digest, std::string_view preferred_tag) const override;
 
   [[nodiscard]] const oci::Layout& layout() const { return m_layout; }

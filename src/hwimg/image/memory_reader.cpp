@@ -26,6 +26,15 @@ Result<oci::Descriptor> MemoryReader::resolve(std::string_view tag_or_digest) {
   return fail("failed to resolve {} in {}: no such tag or digest", tag_or_digest, m_name);
 }
 
+Result<std::vector<ListedTag>> MemoryReader::list_tags(std::size_t limit) {
+  std::vector<ListedTag> out;
+  for (const auto& [tag, descriptor] : m_tags) {
+    if (out.size() == limit) break;
+    out.push_back({tag, descriptor.digest});
+  }
+  return out;
+}
+
 Result<std::string> MemoryReader::read(const oci::Descriptor& descriptor) {
   const auto found = m_blobs.find(descriptor.digest);
   if (found == m_blobs.end()) return fail("failed to read blob {} from {}: no such blob", descriptor.digest.str(), m_name);

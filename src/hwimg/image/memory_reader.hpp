@@ -27,6 +27,8 @@ public:
   }
   // The stored image manifests whose subject is one of `subjects`, in digest order.
   [[nodiscard]] Result<std::vector<std::string>> referrers(const std::vector<oci::Digest>& subjects) override;
+  // Its tags in name order, each with the digest it names.
+  [[nodiscard]] Result<std::vector<ListedTag>> list_tags(std::size_t limit) override;
   [[nodiscard]] std::string pinned_reference(const oci::Digest& digest, std::string_view) const override {
     return m_name + "@" + digest.str();
   }

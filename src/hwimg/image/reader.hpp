@@ -15,6 +15,12 @@
 
 namespace hwimg::image {
 
+// A tag of a source and, where its listing tells, the digest it names.
+struct ListedTag {
+  std::string name;
+  std::optional<oci::Digest> digest;  // a layout's index.json tells; a registry's tag list does not
+};
+
 class ImageReader {
 public:
   ImageReader() = default;
@@ -56,6 +62,13 @@ public:
   // referrers API or tag, or among a layout's index.json entries (docs/nfd.md#referrers).
   // Referrers of referrers are not followed.
   [[nodiscard]] virtual Result<std::vector<std::string>> referrers(const std::vector<oci::Digest>& subjects) = 0;
+
+  // Up to `limit` of the source's tags, in one read: a layout's index.json entries with their
+  // digests, a registry's first page of its tag list (one request). A source that cannot list tags
+  // lists none.
+  [[nodiscard]] virtual Result<std::vector<ListedTag>> list_tags(std::size_t /*limit*/) {
+    return std::vector<ListedTag>{};
+  }
 
   // What `docker run`, skopeo or umoci take for the manifest `digest`: "registry/repo@sha256:...",
   // or for a layout one of its tags (`preferred_tag` when it has it).

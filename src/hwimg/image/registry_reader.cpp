@@ -111,6 +111,16 @@ Result<std::vector<std::string>> RegistryReader::read_all(const std::vector<oci:
   return out;
 }
 
+Result<std::vector<ListedTag>> RegistryReader::list_tags(std::size_t limit) {
+  HWIMG_TRY_ASSIGN(const auto names, m_client.list_tags(m_repository, limit, registry::TagPages::first));
+  std::vector<ListedTag> out;
+  for (const auto& name : names) {
+    if (out.size() == limit) break;
+    out.push_back({name, std::nullopt});
+  }
+  return out;
+}
+
 registry::Reference RegistryReader::at_digest(const oci::Digest& digest) const {
   auto reference = m_repository;
   reference.digest = digest;

@@ -28,6 +28,7 @@ public:
     return std::nullopt;
   }
   [[nodiscard]] Result<std::vector<std::string>> referrers(const std::vector<oci::Digest>& subjects) override;
+  [[nodiscard]] Result<std::vector<ListedTag>> list_tags(std::size_t limit) override;
   [[nodiscard]] std::string pinned_reference(const oci::Digest& digest, std::string_view preferred_tag) const override;
 
   // The manifest as the registry served it (bytes, media type, digest) for a tag or digest.

@@ -245,14 +245,16 @@ Result<std::string> Client::get_blob(const Reference& ref, const oci::Digest& di
   return std::move(response.body);
 }
 
-Result<std::vector<std::string>> Client::list_tags(const Reference& ref, std::optional<std::size_t> page_size) {
+Result<std::vector<std::string>> Client::list_tags(const Reference& ref, std::optional<std::size_t> page_size,
+                                                   TagPages pages) {
   const auto what = fmt::format("list tags of {}", ref.name());
   HWIMG_TRY(with_context(m_impl->connect(ref), "failed to " + what));
   std::set<std::string> tags;
   std::string url = fmt::format("/v2/{}/tags/list", ref.repository);
   if (page_size) url += fmt::format("?n={}", *page_size);
   // Bounded, in case a registry keeps answering with the same Link.
-  for (int page = 0; page < 10'000 && !url.empty(); ++page) {
+  const int page_limit = pages == TagPages::first ? 1 : 10'000;
+  for (int page = 0; page < page_limit && !url.empty(); ++page) {
     Request request{Method::get, url};
     request.max_response_body = std::size_t{16} << 20;
     HWIMG_TRY_ASSIGN(const auto response,

@@ -67,6 +67,8 @@ struct PushSummary {
   [[nodiscard]] std::size_t blobs_sent() const { return blobs_uploaded - blobs_relayed; }
 };
 
+enum class TagPages { all, first };
+
 class Client {
 public:
   [[nodiscard]] static Result<Client> create(ClientOptions options = {});
@@ -90,9 +92,11 @@ public:
   [[nodiscard]] Result<std::string> get_blob(const Reference& repository, const oci::Digest& digest,
                                              std::size_t max_size);
   // Every tag of the repository, following Link pagination, sorted and de-duplicated. `page_size`
-  // asks for pages of that many tags (`?n=`); none: the registry's own paging.
+  // asks for pages of that many tags (`?n=`); none: the registry's own paging. TagPages::first
+  // stops after one request, for callers that only look for a few names.
   [[nodiscard]] Result<std::vector<std::string>> list_tags(const Reference& repository,
-                                                           std::optional<std::size_t> page_size = std::nullopt);
+                                                           std::optional<std::size_t> page_size = std::nullopt,
+                                                           TagPages pages = TagPages::all);
   // Deletes the manifest the reference names: a tag is resolved to its digest first, then
   // DELETE /v2/<repository>/manifests/<digest> (docs/compatibility.md#deleting-manifests).
   // Returns the deleted digest. Deleting an index leaves its variants' manifests in place.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hwimg/oci/media_types.hpp"
+#include "hwimg/select/rank_explanation.hpp"
 
 namespace hwimg::select {
 namespace {
@@ -100,12 +101,17 @@ std::string render_explanation(std::string_view image, const Selection& selectio
   }
   auto text = fmt::format("host: {}\nimage: {} ({} variant{})\n", describe_host(selection.host), image,
                           selection.verdicts.size(), selection.verdicts.size() == 1 ? "" : "s");
+  const auto* chosen = selection.chosen_verdict();
+  if (chosen != nullptr) text += ranking_rule() + "\n";
   text += fmt::format("{:<{}}  {:<{}}  {:<8}  {}\n", "VARIANT", name_width, "PLATFORM", platform_width, "RESULT", "WHY");
   for (std::size_t i = 0; i < selection.verdicts.size(); ++i) {
     const auto& verdict = selection.verdicts[i];
     const auto platform = verdict.requirements.platform ? verdict.requirements.platform->str() : std::string("-");
     const auto status = status_text(verdict, selection.chosen == i);
-    const auto& lines = verdict.compatible() ? std::vector<std::string>{verdict.summary} : verdict.reasons;
+    auto lines = verdict.compatible() ? std::vector<std::string>{verdict.summary} : verdict.reasons;
+    if (verdict.compatible() && chosen != nullptr && chosen != &verdict) {
+      lines.push_back(rank_reason(verdict, *chosen, selection.host));
+    }
     for (std::size_t line = 0; line < lines.size(); ++line) {
       text += line == 0 ? fmt::format("{:<{}}  {:<{}}  {:<8}  {}\n", verdict.requirements.name, name_width, platform,
                                       platform_width, status, lines[line])

@@ -21,8 +21,9 @@ namespace hwimg::select {
 [[nodiscard]] std::string render_check(const ImageSource& source, const Selection& selection,
                                        std::string_view host = "this host");
 
-// The host line, then one row per variant: chosen, compatible with its rank, or rejected with
-// every reason on lines of their own.
+// The host line, the image line and, when some variant runs here, what the ranks mean; then one
+// row per variant: chosen with why it fits, compatible with its rank, why it fits and why it ranks
+// below the chosen one, or rejected with every reason on lines of their own.
 [[nodiscard]] std::string render_explanation(const ImageSource& source, const Selection& selection);
 // The same for an image named `image` ("registry/repo:tag").
 [[nodiscard]] std::string render_explanation(std::string_view image, const Selection& selection);
