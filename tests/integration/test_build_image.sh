@@ -260,7 +260,7 @@ input from the workdir" "$(layer_file registry-out 1-cpu-x86-64-v1 opt/app/resul
   [ "$(ls "$WORK/registry-cache/blobs/sha256" | wc -l)" -ge 1 ] || fail "the builder image's layer is not in the blob cache"
   variant_of unknown "$address/builders/nope:1"
   extra_flags=("${tls[@]}")
-  expect_error "hwimg: error: unknown.yaml:4:10: failed to use builder image $address/builders/nope:1: failed to get manifest $address/builders/nope:1: HTTP 404 MANIFEST_UNKNOWN: manifest unknown*" \
+  expect_error "hwimg: error: unknown.yaml:4:10: failed to use builder image $address/builders/nope:1: failed to get manifest $address/builders/nope:1: no repository $address/builders/nope (HTTP 404 MANIFEST_UNKNOWN); nearest in $address's catalogue: builders/busybox" \
     unknown.yaml
 else
   echo "SKIP (registry part): docker-registry, htpasswd or openssl is not installed"
