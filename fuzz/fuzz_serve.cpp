@@ -58,6 +58,7 @@ public:
   void progress(std::string_view) override {}
   void status(std::string_view) override {}
   void clear_status() override {}
+  void notice(std::string_view) override {}
   void log(std::string_view) override {}
   [[nodiscard]] bool logging() const override { return false; }
   void warning(std::string_view line) override {
