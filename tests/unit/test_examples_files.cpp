@@ -455,7 +455,8 @@ TEST_CASE("examples/k8s/serve: the mirror, the runtimes pointed at it with no fa
                                       "containerd/certs.d/registry.example.org/hosts.toml",
                                       "crio/registries.conf.d/50-hwimg-serve.conf",
                                       "systemd/hwimg-serve.service",
-                                      "systemd/hwimg-serve.env"};
+                                      "systemd/hwimg-serve.env",
+                                      "kyverno-verify-index.yaml"};
   std::set<std::string> present;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(source_dir / serve_dir)) {
     if (entry.is_regular_file()) {
@@ -463,6 +464,26 @@ TEST_CASE("examples/k8s/serve: the mirror, the runtimes pointed at it with no fa
     }
   }
   for (const auto& file : present) CHECK_MESSAGE(checked.contains(file), file << " is not checked by this test");
+  // The admission policy verifies the index's signature and leaves every pod its tag: a digest
+  // would pin every node to the index (docs/serve.md#admission-controllers-that-pin-digests).
+  const auto policies = load_documents(serve_dir + "/kyverno-verify-index.yaml");
+  REQUIRE(policies.size() == 1);
+  CHECK(scalar(policies[0]["kind"]) == "ClusterPolicy");
+  std::size_t verify_rules = 0;
+  for (const auto& rule : policies[0]["spec"]["rules"]) {
+    for (const auto& verify : rule["verifyImages"]) {
+      ++verify_rules;
+      CHECK(scalar(verify["mutateDigest"]) == "false");
+      CHECK(scalar(verify["verifyDigest"]) == "false");
+      CHECK(scalar(verify["required"]) == "true");
+      REQUIRE(verify["imageReferences"].IsSequence());
+      for (const auto& pattern : verify["imageReferences"]) {
+        const auto text = scalar(pattern);
+        CHECK_MESSAGE(upstreams.contains(text.substr(0, text.find('/'))), text << " is not a mirrored registry");
+      }
+    }
+  }
+  CHECK(verify_rules > 0);
   for (const auto& file : checked) CHECK_MESSAGE(present.contains(file), file << " is missing");
   const auto readme = read_example(serve_dir + "/README.md");
   for (const auto& file : checked) {
