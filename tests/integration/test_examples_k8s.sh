@@ -92,4 +92,35 @@ if [ -e "$stand_ins/nvml-h100/libnvidia-ml.so.1" ]; then
 else
   echo "note: NVML stand-ins not built in $stand_ins; GPU labels not checked here (the unit test checks them from recorded facts)"
 fi
+
+step "the guard: the DaemonSet's facts file, judged by the init container's own hwimg check"
+facts=/var/lib/hwimg/node.json
+grep -qF "hwimg probe --format json --output $facts" "$K8S/nfd-hwimg-daemonset.yaml" ||
+  fail "the DaemonSet does not write $facts"
+mkdir -p "$root/var/lib/hwimg"
+"$HWIMG" probe --format json --output "$root$facts"
+# The guard's command as the Deployment writes it (a JSON array on one or more lines), with the
+# registry image replaced by the same variants in a layout and the host's paths under $root.
+guard=$(python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); print("\n".join(d["spec"]["template"]["spec"]["initContainers"][0]["command"]))' \
+  "$K8S/guarded-deployment.yaml")
+mapfile -t words <<<"$guard"
+assert_eq "hwimg check registry.example.org/stencil:1.0-cpu-x86-64-v4 --host $facts" "${words[*]:0:5}" "the guard's command"
+printf '[{"id": "cpu-x86-64-v1", "platform": {"os": "linux", "architecture": "amd64"},
+   "annotations": {"org.hwimg.variant": "cpu-x86-64-v1", "org.hwimg.cpu.level": "x86-64-v1"}},
+  {"id": "cpu-x86-64-v4", "platform": {"os": "linux", "architecture": "amd64", "variant": "v4"},
+   "annotations": {"org.hwimg.variant": "cpu-x86-64-v4", "org.hwimg.cpu.level": "x86-64-v4"}}]' > "$TEST_TMP/variants.json"
+make_layout "$TEST_TMP/stencil" 1.0 "$TEST_TMP/variants.json" > /dev/null
+check_guard() { # check_guard FACTS TAG: the guard's command against the layout's TAG
+  "$HWIMG" check "oci:$TEST_TMP/stencil:$2" --host "$1"
+}
+check_guard "$root$facts" 1.0-cpu-x86-64-v1 > /dev/null || fail "the portable variant does not pass the guard on this node"
+jq '.cpu.level = "x86-64-v3" | .cpu.microarch = null | .cpu.features = [.cpu.features[] | select(startswith("avx512") | not)]' \
+  "$root$facts" > "$TEST_TMP/v3-node.json"
+set +e
+reasons=$(check_guard "$TEST_TMP/v3-node.json" 1.0-cpu-x86-64-v4 2>&1)
+status=$?
+set -e
+assert_eq 3 "$status" "the guard's exit status on a node without AVX-512 (the init container fails)"
+assert_contains "$reasons" "does not run on the host in $TEST_TMP/v3-node.json" "the reason the termination message carries"
+assert_contains "$reasons" "needs AVX-512" "what the variant needs"
 echo PASS

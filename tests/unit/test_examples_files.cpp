@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -229,6 +230,33 @@ TEST_CASE("examples/k8s: workloads are valid and select only labels hwimg probe 
   CHECK(scalar(pod["containers"][0]["volumeMounts"][0]["mountPath"]) == features_d);
   CHECK(scalar(pod["containers"][0]["args"][0]).find("hwimg probe --format nfd --output " + features_d + "/hwimg") !=
         std::string::npos);
+  // The facts as JSON on the host, for the guard's `hwimg check --host`.
+  const std::string facts_dir = "/var/lib/hwimg";
+  CHECK(scalar(pod["containers"][0]["args"][0]).find("hwimg probe --format json --output " + facts_dir + "/node.json") !=
+        std::string::npos);
+  CHECK(scalar(pod["volumes"][1]["hostPath"]["path"]) == facts_dir);
+  CHECK(scalar(pod["containers"][0]["volumeMounts"][1]["mountPath"]) == facts_dir);
+
+  // The guard: an init container checks the pod's own image against those facts, and its reasons
+  // reach `kubectl describe` as the termination message.
+  const auto guarded = load_documents("examples/k8s/guarded-deployment.yaml");
+  REQUIRE(guarded.size() == 1);
+  const auto guarded_pod = check_workload(guarded[0]);
+  REQUIRE(guarded_pod["initContainers"].size() == 1);
+  const auto guard = guarded_pod["initContainers"][0];
+  std::vector<std::string> command;
+  for (const auto& word : guard["command"]) command.push_back(scalar(word));
+  REQUIRE(command.size() >= 5);
+  CHECK(command[0] == "hwimg");
+  CHECK(command[1] == "check");
+  CHECK(command[2] == scalar(guarded_pod["containers"][0]["image"]));
+  const auto host = std::ranges::find(command, std::string("--host"));
+  REQUIRE(host != command.end());
+  REQUIRE(std::next(host) != command.end());
+  CHECK(*std::next(host) == facts_dir + "/node.json");
+  CHECK(scalar(guard["terminationMessagePolicy"]) == "FallbackToLogsOnError");
+  CHECK(scalar(guarded_pod["volumes"][0]["hostPath"]["path"]) == facts_dir);
+  CHECK(scalar(guard["volumeMounts"][0]["mountPath"]) == facts_dir);
 
   // Both styles: hwimg's own names, and NFD's and GPU Feature Discovery's, which hwimg writes too.
   const auto workloads = load_documents("examples/k8s/workload.yaml");
