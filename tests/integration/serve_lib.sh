@@ -30,6 +30,18 @@ stop_serve() {
   assert_eq 0 "$status" "hwimg serve's exit status after SIGTERM"
 }
 
+# await_readyz ADDR BODY_GLOB: GETs ADDR/readyz until its body matches the glob (the upstreams are
+# checked on a thread of their own as serve starts), 5 s at most; leaves the last answer in
+# $CODE and $BODY_FILE.
+await_readyz() {
+  for _ in $(seq 1 100); do
+    fetch "http://$1/readyz"
+    # shellcheck disable=SC2053
+    [[ "$(cat "$BODY_FILE")" == $2 ]] && return 0
+    sleep 0.05
+  done
+}
+
 # facts_file FILE LEVEL: host facts of an amd64 machine of that level without an NVIDIA driver.
 facts_file() {
   printf '{"schema": 1, "os": "linux", "cpu": {"arch": "amd64", "vendor": "Intel", "level": "%s", "features": []}, "nvidia": null}\n' "$2" > "$1"

@@ -61,8 +61,9 @@ assert_contains "$OUT" "(hwimg ls $reg/test/app)" "the command that lists the ta
 hw_fails inspect "${tls[@]}" "$reg/test/ap:v1"
 assert_eq "hwimg: error: failed to inspect $reg/test/ap:v1: failed to get manifest $reg/test/ap:v1: no repository $reg/test/ap (HTTP 404 MANIFEST_UNKNOWN); nearest in $reg's catalogue: test/app, other/app" \
   "$OUT" "unknown repository: the nearest names in the catalogue"
-hw_fails tag "${tls[@]}" "$reg/test/app@sha256:$(printf '0%.0s' $(seq 64))" other
-assert_eq "hwimg: error: failed to get manifest $reg/test/app@sha256:$(printf '0%.0s' $(seq 64)): HTTP 404 MANIFEST_UNKNOWN: manifest unknown (name test/app, revision sha256:$(printf '0%.0s' $(seq 64)))" \
+absent="sha256:$(printf '0%.0s' $(seq 64))"
+hw_fails tag "${tls[@]}" "$reg/test/app@$absent" other
+assert_eq "hwimg: error: failed to get manifest $reg/test/app@$absent: HTTP 404 MANIFEST_UNKNOWN: manifest unknown (name test/app, revision $absent)" \
   "$OUT" "a registry error's detail in words, not JSON"
 
 step "connection refused: on loopback at once; elsewhere one line per retry on a terminal"

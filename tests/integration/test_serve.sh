@@ -48,12 +48,7 @@ assert_eq 200 "$CODE" "GET /v2/"
 assert_eq "registry/2.0" "$(header_value docker-distribution-api-version)" "API version header"
 fetch "http://$mirror/healthz"
 assert_eq 200 "$CODE" "GET /healthz"
-# The upstream is checked as serve starts, on a thread of its own: ready once that check is done.
-for _ in $(seq 1 100); do
-  fetch "http://$mirror/readyz"
-  [ "$CODE" = 200 ] && break
-  sleep 0.05
-done
+await_readyz "$mirror" ready
 assert_eq 200 "$CODE" "GET /readyz with an upstream that answers"
 assert_eq "ready" "$(cat "$BODY_FILE")" "the body of /readyz"
 assert_contains "$(cat "$v3_log")" "upstream $reg: answers" "the start's check of the upstream in serve's log"
@@ -232,11 +227,7 @@ step "upstream down: 503 UNAVAILABLE, no answer made up; said at start, in /read
 closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 start_serve down --upstream "127.0.0.1:$closed" --host "$TEST_TMP/v2.json"
 refused="upstream 127.0.0.1:$closed: failed to connect to 127.0.0.1:$closed: connection failed: failed to connect to 127.0.0.1:$closed: Connection refused"
-for _ in $(seq 1 100); do
-  fetch "http://$SERVE_ADDR/readyz"
-  [ "$(cat "$BODY_FILE")" = "$refused" ] && break
-  sleep 0.05
-done
+await_readyz "$SERVE_ADDR" "$refused"  # no glob characters in it
 assert_eq 503 "$CODE" "GET /readyz with an upstream that refuses connections"
 assert_eq "$refused" "$(cat "$BODY_FILE")" "the body of /readyz names the upstream and the cause"
 fetch "http://$SERVE_ADDR/healthz"
@@ -252,11 +243,7 @@ stop_serve
 
 step "an upstream whose certificate serve cannot verify (no --ca-file): said at start and in /readyz"
 start_serve unverified --upstream "$reg" --host "$TEST_TMP/v2.json"
-for _ in $(seq 1 100); do
-  fetch "http://$SERVE_ADDR/readyz"
-  [[ "$(cat "$BODY_FILE")" == *"TLS certificate"* ]] && break
-  sleep 0.05
-done
+await_readyz "$SERVE_ADDR" "*TLS certificate*"
 assert_eq 503 "$CODE" "GET /readyz with an upstream it cannot verify"
 assert_eq "upstream $reg: failed to connect to $reg: TLS certificate verification failed: SSL certificate problem: self-signed certificate (use --ca-file for a private CA)" \
   "$(cat "$BODY_FILE")" "the body of /readyz"

@@ -72,6 +72,14 @@ struct Client::Impl {
   }
   Result<std::optional<std::int64_t>> head_blob(const Reference& ref, const oci::Digest& digest, const Scopes& scopes);
 
+  // The registry's /v2/ pinged (learning its scheme and auth challenge), then asked with the
+  // credentials it takes: 200, or why not ("failed to <what>: ...").
+  Result<void> reach(const std::string& registry, const std::string& what) {
+    HWIMG_TRY(session->connect(registry, Probe::ping));
+    HWIMG_TRY(expect_status(session->exchange_now(registry, Request{Method::get, "/v2/"}, {}, Retry::safe), {200}, what));
+    return {};
+  }
+
   // The registry's catalogue (GET /v2/_catalog, distribution's extension, which registries may
   // refuse or leave out) when it fits one page of 1000 names; nullopt where it does not answer
   // with one, or has more.
@@ -327,18 +335,12 @@ Result<oci::Digest> Client::tag(const Reference& source, const std::vector<std::
 }
 
 Result<void> Client::check_registry(const std::string& registry) {
-  HWIMG_TRY(m_impl->session->connect(registry, Probe::ping));
-  HWIMG_TRY(expect_status(m_impl->session->exchange_now(registry, Request{Method::get, "/v2/"}, {}, Retry::safe), {200},
-                          fmt::format("use {}", registry)));
-  return {};
+  return m_impl->reach(registry, fmt::format("use {}", registry));
 }
 
 Result<void> Client::check_login(const std::string& registry, const Credentials& credentials) {
   m_impl->session->use_credentials(registry, credentials);
-  HWIMG_TRY(m_impl->session->connect(registry, Probe::ping));
-  HWIMG_TRY(expect_status(m_impl->session->exchange_now(registry, Request{Method::get, "/v2/"}, {}, Retry::safe), {200},
-                          fmt::format("log in to {}", registry)));
-  return {};
+  return m_impl->reach(registry, fmt::format("log in to {}", registry));
 }
 
 void Client::forward_authorization(std::optional<std::string> header) {

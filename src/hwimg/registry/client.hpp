@@ -113,10 +113,10 @@ public:
   // Puts the manifest `source` names under each new tag, bytes unchanged; returns its digest.
   [[nodiscard]] Result<oci::Digest> tag(const Reference& source, const std::vector<std::string>& new_tags);
 
-  // Checks that the registry accepts these credentials (before `hwimg login` stores them).
   // Whether the registry can be used with the configured credentials: /v2/ answers 200 over the
   // scheme it needs (TLS verified), after its auth challenge (`serve` checking its upstreams).
   [[nodiscard]] Result<void> check_registry(const std::string& registry);
+  // Checks that the registry accepts these credentials (before `hwimg login` stores them).
   [[nodiscard]] Result<void> check_login(const std::string& registry, const Credentials& credentials);
 
   [[nodiscard]] std::uint64_t requests() const;

@@ -10,11 +10,6 @@ UpstreamHealth::UpstreamHealth(const Upstreams& upstreams, util::Output& output,
     : m_upstreams(upstreams), m_output(output), m_interval(interval),
       m_thread([this](const std::stop_token& stop) { run(stop); }) {}
 
-UpstreamHealth::~UpstreamHealth() {
-  m_thread.request_stop();
-  m_wake.notify_all();
-}
-
 Readiness UpstreamHealth::readiness() const {
   std::vector<std::string> problems;
   std::lock_guard lock(m_mutex);

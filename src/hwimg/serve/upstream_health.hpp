@@ -28,7 +28,6 @@ public:
   UpstreamHealth(const Upstreams& upstreams, util::Output& output, std::chrono::milliseconds interval);
   UpstreamHealth(const UpstreamHealth&) = delete;
   UpstreamHealth& operator=(const UpstreamHealth&) = delete;
-  ~UpstreamHealth();
 
   [[nodiscard]] Readiness readiness() const;
 
@@ -44,7 +43,8 @@ private:
   std::condition_variable_any m_wake;
   // By registry: nullopt while it answers, else why not. Absent: not checked yet.
   std::map<std::string, std::optional<std::string>> m_failures;
-  std::jthread m_thread;  // last: it uses the members above
+  // Last: it uses the members above, and is stopped and joined first (its wait ends on the stop).
+  std::jthread m_thread;
 };
 
 }  // namespace hwimg::serve
