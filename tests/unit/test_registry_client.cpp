@@ -165,6 +165,37 @@ TEST_CASE("canned registry: a page size asks ?n= and follows Link to the last pa
   CHECK(requests[3].starts_with("GET /v2/a/tags/list HTTP/1.1\r\n"));
 }
 
+TEST_CASE("canned registry: a missing repository is named with the catalogue's strings only, a partial catalogue "
+          "says nothing") {
+  const auto json_answer = [](std::string_view status, std::string_view body, std::string_view extra = "") {
+    return fmt::format("HTTP/1.1 {}\r\nContent-Type: application/json\r\n{}Content-Length: {}\r\n\r\n{}", status,
+                       extra, body.size(), body);
+  };
+  const std::string unknown = R"({"errors":[{"code":"NAME_UNKNOWN","message":"repository name not known to registry"}]})";
+  // A hostile catalogue: names of every JSON type, of which only the strings are names.
+  const std::string hostile = R"({"repositories":["team/stencil",7,null,{"name":"x"},["y"],"demo/stencil"]})";
+  test::CannedServer server({{json_answer("404 Not Found", unknown)},
+                             {json_answer("200 OK", hostile)},
+                             {json_answer("404 Not Found", unknown)},
+                             {json_answer("200 OK", R"({"repositories":["a"]})", "Link: </v2/_catalog?last=a&n=1000>; rel=\"next\"\r\n")}});
+  auto client = canned_client();
+  const auto reference = parse_reference(server.address() + "/demo/stencl:1.0").value();
+  const auto named = client.get_manifest(reference);
+  REQUIRE(!named);
+  CHECK(named.error().message ==
+        fmt::format("failed to get manifest {}: no repository {}/demo/stencl (HTTP 404 NAME_UNKNOWN); nearest in {}'s "
+                    "catalogue: demo/stencil, team/stencil",
+                    reference.str(), server.address(), server.address()));
+  const auto partial = client.get_manifest(reference);
+  REQUIRE(!partial);
+  CHECK(partial.error().message ==
+        fmt::format("failed to get manifest {}: HTTP 404 NAME_UNKNOWN: repository name not known to registry",
+                    reference.str()));
+  const auto requests = server.requests();
+  REQUIRE(requests.size() == 4);
+  CHECK(requests[1].starts_with("GET /v2/_catalog?n=1000 HTTP/1.1\r\n"));
+}
+
 TEST_CASE("canned registry: delete by digest, and a registry's refusal with its status and code") {
   const std::string refusal = R"({"errors":[{"code":"UNSUPPORTED","message":"The operation is unsupported."}]})";
   test::CannedServer server(
