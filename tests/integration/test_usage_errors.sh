@@ -48,6 +48,7 @@ ROWS=(
   "serve --upstream bad!!host -- invalid upstream \"bad!!host\""
   "serve --upstream 127.0.0.1:5000 --listen nonsense -- invalid --listen \"nonsense\""
   "serve --upstream 127.0.0.1:5000 --ttl 5x -- invalid duration \"5x\""
+  "serve --upstream 127.0.0.1:5000 --upstream-check 0s -- hwimg: error: invalid --upstream-check \"0s\": it must be longer than 0"
   "completion fish -- hwimg: error: SHELL: \"fish\" is not one of {bash,zsh} (see hwimg completion --help)"
   "no-such-command -- hwimg: error: unknown command \"no-such-command\"; hwimg --help lists the commands"
   "sellect oci:layout:1 -- hwimg: error: unknown command \"sellect\" (did you mean select?); hwimg --help lists the commands"
