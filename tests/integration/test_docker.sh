@@ -89,11 +89,14 @@ SOURCE_DATE_EPOCH=1700000000 "$HWIMG" build "$TEST_TMP/hello/hello.yaml" \
   --matrix "$HWIMG_SOURCE_DIR/matrix/cpu-levels.yaml" -o "$TEST_TMP/layout" --tag 1.0 -j 2 >/dev/null
 hw_ok push "${tls[@]}" "oci:$TEST_TMP/layout:1.0" "$reg/demo/hello:1.0"
 image="$reg/demo/hello:1.0"
-variant_digest() { # variant_digest ID: the digest of the variant's manifest in the registry
+# variant_digest ID: the digest of the variant's manifest in the registry.
+variant_digest() {
   echo "sha256:$(skopeo inspect --raw --cert-dir "$certs" --creds "hwimg:$password" \
     "docker://$image-$1" | sha256sum | cut -d' ' -f1)"
 }
-config_digest() { # config_digest ID: the digest of the variant's config, Docker's image ID
+# config_digest ID: the digest of the variant's config, which is the image ID of a graph-driver
+# store such as vfs (Docker's containerd image store would name images by manifest instead).
+config_digest() {
   skopeo inspect --raw --cert-dir "$certs" --creds "hwimg:$password" "docker://$image-$1" | jq -r .config.digest
 }
 
