@@ -27,7 +27,9 @@ podman_() {
   podman --root "$pod/root" --runroot "$pod/run" --storage-driver vfs --tmpdir "$pod/tmp" "$@"
 }
 add_cleanup "awk -v t='$TEST_TMP/' 'index(\$2, t) == 1 {print \$2}' /proc/mounts | sort -r | xargs -r umount -l"
-assert_eq "vfs $pod/root" "$(podman_ info --format '{{.Store.GraphDriverName}} {{.Store.GraphRoot}}')" "podman's store"
+store=$(podman_ info --format '{{.Store.GraphDriverName}} {{.Store.GraphRoot}}' 2>&1) ||
+  skip "podman cannot open a store here: $(tail -3 <<<"$store")"
+assert_eq "vfs $pod/root" "$store" "podman's store"
 echo "podman $(podman_ version --format '{{.Client.Version}}')"
 
 step "the hello example for five CPU levels in a TLS + htpasswd registry, hwimg login's credentials"
