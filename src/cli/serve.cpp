@@ -5,6 +5,41 @@
 #include "hwimg/commands/serve.hpp"
 
 namespace hwimg::cli {
+namespace {
+
+CLI::App* define_configure_node(CLI::App& serve, Action& action) {
+  auto arguments = std::make_shared<commands::ServeConfigureNodeArguments>();
+  auto containerd_dir = std::make_shared<std::string>();
+  auto crio_dir = std::make_shared<std::string>();
+  auto remove = std::make_shared<bool>(false);
+  auto* command = serve.add_subcommand(
+      "configure-node", "Write the node's containerd hosts.toml and CRI-O/podman registries.conf.d entries that make "
+                        "the mirror resolve the --upstream registries' tags (an init container of the DaemonSet)");
+  command->add_option("--upstream", arguments->upstreams, "a registry the mirror serves, as given to serve; repeat")
+      ->option_text("[NAME=]HOST[:PORT]");
+  command->add_option("--listen", arguments->listen, "the mirror's ADDRESS:PORT as the node's runtime reaches it")
+      ->option_text("ADDRESS:PORT")
+      ->capture_default_str();
+  auto* containerd = command->add_option("--containerd-dir", *containerd_dir,
+                                         "containerd's config_path directory: one HOST/hosts.toml per upstream")
+                         ->option_text("DIR");
+  auto* crio = command->add_option("--crio-dir", *crio_dir,
+                                   "a registries.conf.d directory (CRI-O, podman): one 50-hwimg-serve.conf drop-in")
+                   ->option_text("DIR");
+  command->add_flag("--remove", *remove, "remove the files configure-node wrote and put back what they replaced");
+  command->footer("A file that was there is kept as FILE.hwimg-backup and restored by --remove; files hwimg wrote start "
+                  "with a comment naming it, and --remove touches no other. A second run changes nothing. See "
+                  "docs/serve.md#configure-node.");
+  command->callback([arguments, containerd_dir, crio_dir, remove, containerd, crio, &action] {
+    if (containerd->count() > 0) arguments->containerd_dir = *containerd_dir;
+    if (crio->count() > 0) arguments->crio_dir = *crio_dir;
+    arguments->action = *remove ? commands::NodeConfigAction::remove : commands::NodeConfigAction::configure;
+    action = [arguments] { return commands::run_serve_configure_node(*arguments); };
+  });
+  return command;
+}
+
+}  // namespace
 
 void define_serve_command(CLI::App& subcommand, Action& action) {
   auto arguments = std::make_shared<commands::ServeArguments>();
@@ -70,7 +105,9 @@ void define_serve_command(CLI::App& subcommand, Action& action) {
       "/metrics (Prometheus).\n"
       "Requests: /v2/<repo>/...?ns=<upstream> (containerd), /v2/<upstream>/<repo>/... (CRI-O, podman, skopeo,\n"
       "enroot, direct references), /v2/<repo>/... (the first --upstream). SIGTERM lets requests in flight finish.");
-  command->callback([arguments, host_file, gpus, verbose, host, gpu_option, &action] {
+  auto* configure = define_configure_node(*command, action);
+  command->callback([arguments, host_file, gpus, verbose, host, gpu_option, configure, &action] {
+    if (configure->parsed()) return;  // its own callback set the action
     if (host->count() > 0) arguments->host_file = *host_file;
     if (gpu_option->count() > 0) arguments->gpus = *gpus;
     arguments->verbose = *verbose ? commands::Verbose::yes : commands::Verbose::no;

@@ -1,6 +1,7 @@
 #include "hwimg/commands/serve.hpp"
 
 #include "hwimg/commands/environment.hpp"
+#include "hwimg/serve/node_config.hpp"
 #include "hwimg/serve/server.hpp"
 #include "hwimg/util/duration.hpp"
 
@@ -51,6 +52,30 @@ Result<int> run_serve(const ServeArguments& arguments) {
   HWIMG_TRY_ASSIGN(options.http.fetch_wait, positive_duration("--fetch-wait", arguments.fetch_wait));
   options.output = &output;
   return serve::run_server(options);
+}
+
+Result<int> run_serve_configure_node(const ServeConfigureNodeArguments& arguments) {
+  if (!arguments.containerd_dir && !arguments.crio_dir) {
+    return fail_usage("configure-node needs --containerd-dir, --crio-dir or both");
+  }
+  serve::NodeConfigOptions options;
+  options.listen = arguments.listen;
+  options.containerd_dir = arguments.containerd_dir;
+  options.crio_dir = arguments.crio_dir;
+  for (const auto& text : arguments.upstreams) {
+    HWIMG_TRY_ASSIGN(auto upstream, serve::parse_upstream(text));
+    options.upstreams.push_back(std::move(upstream));
+  }
+  std::vector<serve::FileChange> changes;
+  if (arguments.action == NodeConfigAction::remove) {
+    HWIMG_TRY_ASSIGN(changes, serve::remove_node_config(options));
+    if (changes.empty()) fmt::print("nothing of hwimg's to remove\n");
+  } else {
+    if (options.upstreams.empty()) return fail_usage("configure-node needs at least one --upstream");
+    HWIMG_TRY_ASSIGN(changes, serve::configure_node(options));
+  }
+  for (const auto& change : changes) fmt::print("{}\n", serve::describe(change));
+  return 0;
 }
 
 }  // namespace hwimg::commands

@@ -38,4 +38,17 @@ struct ServeArguments {
 // Runs until SIGTERM; one line per resolution on stderr.
 [[nodiscard]] Result<int> run_serve(const ServeArguments& arguments);
 
+enum class NodeConfigAction { configure, remove };
+struct ServeConfigureNodeArguments {
+  std::string listen = "127.0.0.1:5050";
+  std::vector<std::string> upstreams;
+  std::optional<std::filesystem::path> containerd_dir;
+  std::optional<std::filesystem::path> crio_dir;
+  NodeConfigAction action = NodeConfigAction::configure;
+};
+
+// `hwimg serve configure-node`: writes (or removes) the node's runtime configuration for the mirror,
+// one line per file on stdout (docs/serve.md#configure-node).
+[[nodiscard]] Result<int> run_serve_configure_node(const ServeConfigureNodeArguments& arguments);
+
 }  // namespace hwimg::commands
