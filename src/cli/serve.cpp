@@ -26,6 +26,10 @@ CLI::App* define_configure_node(CLI::App& serve, Action& action) {
   auto* crio = command->add_option("--crio-dir", *crio_dir,
                                    "a registries.conf.d directory (CRI-O, podman): one 50-hwimg-serve.conf drop-in")
                    ->option_text("DIR");
+  command->add_option("--direct", arguments->direct,
+                      "a repository of an upstream that CRI-O and podman pull from the registry itself, not through "
+                      "the mirror: the mirror's own image, pullable while the mirror is down; repeat")
+      ->option_text("REGISTRY/REPOSITORY");
   command->add_flag("--remove", *remove, "remove the files configure-node wrote and put back what they replaced");
   command->footer("A file that was there is kept as FILE.hwimg-backup and restored by --remove; files hwimg wrote start "
                   "with a comment naming it, and --remove touches no other. A second run changes nothing. See "

@@ -39,7 +39,8 @@ printf 'server = "https://%s"\n\n[host."https://%s"]\n  ca = "%s"\n' "$reg" "$re
 cp -p "$certs_d/$reg/hosts.toml" "$TEST_TMP/node-hosts.toml"
 printf '[[registry]]\nprefix = "quay.io"\nlocation = "quay.io"\n' >"$conf_d/10-node.conf"
 cp -p "$conf_d/10-node.conf" "$TEST_TMP/node-drop-in.conf"
-configure=(serve configure-node --upstream "registry.test=$reg" --listen "$SERVE_ADDR"
+# --direct: the mirror's own image is pulled from the registry itself by CRI-O and podman.
+configure=(serve configure-node --upstream "registry.test=$reg" --listen "$SERVE_ADDR" --direct "$reg/hwimg"
   --containerd-dir "$certs_d" --crio-dir "$conf_d")
 hw_ok "${configure[@]}"
 assert_eq "written $certs_d/$reg/hosts.toml (what was there kept in $certs_d/$reg/hosts.toml.hwimg-backup)
@@ -97,6 +98,9 @@ if command -v podman >/dev/null && command -v unshare >/dev/null; then
     assert_eq "$SERVE_ADDR/registry.test" \
       "$(podman_ info --format '{{json .Registries}}' | jq -r --arg r "$reg" '.[$r].Location')" \
       "the location podman reads for the registry"
+    assert_eq "$reg/hwimg" \
+      "$(podman_ info --format '{{json .Registries}}' | jq -r --arg r "$reg/hwimg" '.[$r].Location')" \
+      "the location podman reads for the mirror's own image"
     tags_before=$(tag_requests)
     podman_ pull -q "$image" >/dev/null
     assert_eq "$selected" "$(podman_ image inspect --format '{{.Digest}}' "$image")" "the image podman pulled"

@@ -34,7 +34,7 @@ struct Node {
   }
 
   [[nodiscard]] serve::NodeConfigOptions options() const {
-    return {{upstream("registry.example.org"), upstream("internal=127.0.0.1:5000")}, "127.0.0.1:5050", certs, crio};
+    return {{upstream("registry.example.org"), upstream("internal=127.0.0.1:5000")}, "127.0.0.1:5050", certs, crio, {}};
   }
 };
 
@@ -125,7 +125,7 @@ TEST_CASE("a file that was there is backed up, and --remove restores it byte for
   REQUIRE(serve::configure_node(node.options()));
   CHECK(read(fs::path(hosts.string() + ".hwimg-backup")) == theirs);
 
-  const auto removed = serve::remove_node_config({{}, "", node.certs, node.crio});
+  const auto removed = serve::remove_node_config({{}, "", node.certs, node.crio, {}});
   REQUIRE(removed);
   CHECK(actions(*removed) == std::vector{FileAction::removed, FileAction::restored, FileAction::restored});
   CHECK(read(hosts) == theirs);
@@ -134,7 +134,7 @@ TEST_CASE("a file that was there is backed up, and --remove restores it byte for
   CHECK_FALSE(fs::exists(hosts.string() + ".hwimg-backup"));
   CHECK(read(unrelated) == "server = \"https://registry-1.docker.io\"\n");
 
-  const auto again = serve::remove_node_config({{}, "", node.certs, node.crio});
+  const auto again = serve::remove_node_config({{}, "", node.certs, node.crio, {}});
   REQUIRE(again);
   CHECK(again->empty());
 }
@@ -190,4 +190,19 @@ TEST_CASE("a file in the way: the error names the file and the cause") {
   CHECK(blocked.error().message.starts_with("failed to "));
   CHECK(blocked.error().message.find((node.certs / "registry.example.org").string()) != std::string::npos);
   CHECK(blocked.error().message.find("Not a directory") != std::string::npos);
+}
+
+TEST_CASE("--direct leaves a repository, the mirror's own image, to its registry in the CRI-O drop-in") {
+  const auto text = serve::crio_drop_in({upstream("registry.example.org")}, "127.0.0.1:5050",
+                                        {"registry.example.org/hwimg"});
+  REQUIRE(text);
+  CHECK(text->ends_with("location = \"127.0.0.1:5050/registry.example.org\"\ninsecure = true\n"
+                        "\n[[registry]]\nprefix = \"registry.example.org/hwimg\"\n"
+                        "location = \"registry.example.org/hwimg\"\n"));
+  for (const auto* wrong : {"quay.io/hwimg", "registry.example.org/hwimg:0.1", "hwimg"}) {
+    INFO(wrong);
+    const auto refused = serve::crio_drop_in({upstream("registry.example.org")}, "127.0.0.1:5050", {wrong});
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message.starts_with("invalid --direct"));
+  }
 }

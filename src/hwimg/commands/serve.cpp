@@ -62,6 +62,7 @@ Result<int> run_serve_configure_node(const ServeConfigureNodeArguments& argument
   options.listen = arguments.listen;
   options.containerd_dir = arguments.containerd_dir;
   options.crio_dir = arguments.crio_dir;
+  options.direct = arguments.direct;
   for (const auto& text : arguments.upstreams) {
     HWIMG_TRY_ASSIGN(auto upstream, serve::parse_upstream(text));
     options.upstreams.push_back(std::move(upstream));

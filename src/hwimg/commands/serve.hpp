@@ -44,6 +44,7 @@ struct ServeConfigureNodeArguments {
   std::vector<std::string> upstreams;
   std::optional<std::filesystem::path> containerd_dir;
   std::optional<std::filesystem::path> crio_dir;
+  std::vector<std::string> direct;  // repositories CRI-O pulls from their registry itself
   NodeConfigAction action = NodeConfigAction::configure;
 };
 

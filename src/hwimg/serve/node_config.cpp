@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "hwimg/registry/reference.hpp"
 #include "hwimg/util/files.hpp"
 
 namespace hwimg::serve {
@@ -120,7 +121,21 @@ std::string containerd_hosts_toml(const Upstream& upstream, std::string_view lis
                      node_config_marker, upstream.registry, listen);
 }
 
-Result<std::string> crio_drop_in(const std::vector<Upstream>& upstreams, std::string_view listen) {
+Result<std::string> crio_drop_in(const std::vector<Upstream>& upstreams, std::string_view listen,
+                                 const std::vector<std::string>& direct) {
+  std::vector<registry::Reference> exempt;
+  for (const auto& text : direct) {
+    auto reference = registry::parse_reference(text);
+    const bool mirrored = reference && std::ranges::any_of(upstreams, [&](const Upstream& upstream) {
+      return upstream.registry == reference->registry;
+    });
+    if (!mirrored || !reference->tag.empty() || reference->digest || text != reference->name()) {
+      return fail_usage("invalid --direct \"{}\": expected REGISTRY/REPOSITORY of an --upstream registry, without "
+                        "a tag, such as registry.example.org/hwimg",
+                        text);
+    }
+    exempt.push_back(std::move(*reference));
+  }
   auto text = fmt::format("{}\n", node_config_marker);
   for (const auto& upstream : upstreams) {
     const auto& name = upstream.alias.empty() ? upstream.registry : upstream.alias;
@@ -131,6 +146,11 @@ Result<std::string> crio_drop_in(const std::vector<Upstream>& upstreams, std::st
     }
     text += fmt::format("\n[[registry]]\nprefix = \"{}\"\nlocation = \"{}/{}\"\ninsecure = true\n", upstream.registry,
                         listen, name);
+    // The longest matching prefix wins (containers-registries.conf(5)).
+    for (const auto& reference : exempt) {
+      if (reference.registry != upstream.registry) continue;
+      text += fmt::format("\n[[registry]]\nprefix = \"{}\"\nlocation = \"{}\"\n", reference.name(), reference.name());
+    }
   }
   return text;
 }
@@ -140,7 +160,7 @@ Result<std::vector<FileChange>> configure_node(const NodeConfigOptions& options)
   std::optional<std::string> drop_in;
   if (options.crio_dir) {
     HWIMG_TRY(require_directory(*options.crio_dir));
-    HWIMG_TRY_ASSIGN(drop_in, crio_drop_in(options.upstreams, options.listen));
+    HWIMG_TRY_ASSIGN(drop_in, crio_drop_in(options.upstreams, options.listen, options.direct));
   }
   if (options.containerd_dir) {
     HWIMG_TRY(require_directory(*options.containerd_dir));

@@ -19,6 +19,9 @@ struct NodeConfigOptions {
   std::string listen;                                 // the mirror's address as the runtime reaches it
   std::optional<std::filesystem::path> containerd_dir;  // containerd's config_path, such as /etc/containerd/certs.d
   std::optional<std::filesystem::path> crio_dir;        // a registries.conf.d directory
+  // Repositories CRI-O and podman pull from their registry itself, not through the mirror: the
+  // mirror's own image, which must be pullable while the mirror is down (--direct).
+  std::vector<std::string> direct;
 };
 
 // The first line of every file configure-node writes: removal touches only files that start with it.
@@ -32,8 +35,10 @@ inline constexpr std::string_view crio_drop_in_name = "50-hwimg-serve.conf";
 // The hosts.toml of docs/serve.md#containerd for `upstream`: tags resolved by the mirror alone.
 [[nodiscard]] std::string containerd_hosts_toml(const Upstream& upstream, std::string_view listen);
 // The drop-in of docs/serve.md#cri-o-and-podman: each upstream's location rewritten to the mirror's
-// path form. An upstream with a port needs a name (NAME=HOST:PORT): a path component holds none.
-[[nodiscard]] Result<std::string> crio_drop_in(const std::vector<Upstream>& upstreams, std::string_view listen);
+// path form, and each `direct` repository (registry/repository of an upstream) left to its registry.
+// An upstream with a port needs a name (NAME=HOST:PORT): a path component holds none.
+[[nodiscard]] Result<std::string> crio_drop_in(const std::vector<Upstream>& upstreams, std::string_view listen,
+                                               const std::vector<std::string>& direct = {});
 
 enum class FileAction { written, updated, unchanged, restored, removed, left };
 struct FileChange {
