@@ -17,9 +17,9 @@ CLI::App* define_configure_node(CLI::App& serve, Action& action) {
                         "the mirror resolve the --upstream registries' tags (an init container of the DaemonSet)");
   command->add_option("--upstream", arguments->upstreams, "a registry the mirror serves, as given to serve; repeat")
       ->option_text("[NAME=]HOST[:PORT]");
-  command->add_option("--listen", arguments->listen, "the mirror's ADDRESS:PORT as the node's runtime reaches it")
-      ->option_text("ADDRESS:PORT")
-      ->capture_default_str();
+  command->add_option("--listen", arguments->listen,
+                      "the mirror's address as the node's runtime reaches it (default: 127.0.0.1:5050)")
+      ->option_text("ADDRESS:PORT");
   auto* containerd = command->add_option("--containerd-dir", *containerd_dir,
                                          "containerd's config_path directory: one HOST/hosts.toml per upstream")
                          ->option_text("DIR");
@@ -31,8 +31,8 @@ CLI::App* define_configure_node(CLI::App& serve, Action& action) {
                       "the mirror: the mirror's own image, pullable while the mirror is down; repeat")
       ->option_text("REGISTRY/REPOSITORY");
   command->add_flag("--remove", *remove, "remove the files configure-node wrote and put back what they replaced");
-  command->footer("A file that was there is kept as FILE.hwimg-backup and restored by --remove; files hwimg wrote start "
-                  "with a comment naming it, and --remove touches no other. A second run changes nothing. See "
+  command->footer("A file that was there is kept as FILE.hwimg-backup and restored by --remove; files hwimg wrote "
+                  "start with a comment naming it, and --remove touches no other. A second run changes nothing. See "
                   "docs/serve.md#configure-node.");
   command->callback([arguments, containerd_dir, crio_dir, remove, containerd, crio, &action] {
     if (containerd->count() > 0) arguments->containerd_dir = *containerd_dir;

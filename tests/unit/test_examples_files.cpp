@@ -15,6 +15,7 @@
 #include "hwimg/probe/host_facts.hpp"
 #include "hwimg/probe/report.hpp"
 #include "hwimg/registry/reference.hpp"
+#include "hwimg/serve/node_config.hpp"
 #include "hwimg/util/duration.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
@@ -376,6 +377,27 @@ std::set<std::string> serve_options() {
   return options;
 }
 
+// The options `hwimg serve configure-node --help` lists, as docs/commands.md shows them.
+std::set<std::string> configure_node_options() {
+  const auto reference = read_example("docs/commands.md");
+  const auto start = reference.find("### hwimg serve configure-node");
+  REQUIRE(start != std::string::npos);
+  const auto end = reference.find("\n## ", start + 1);
+  const auto section = reference.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  std::set<std::string> options;
+  const std::regex option(R"(\n  (?:-[a-z],)?(--[a-z-]+))");
+  for (std::sregex_iterator it(section.begin(), section.end(), option), stop; it != stop; ++it) options.insert((*it)[1]);
+  return options;
+}
+
+// The tables of a TOML text with their values, for comparing two files whatever their comments.
+std::vector<std::pair<std::string, std::map<std::string, std::string>>> toml_content(const std::string& text,
+                                                                                     const std::string& file) {
+  std::vector<std::pair<std::string, std::map<std::string, std::string>>> content;
+  for (auto& table : read_toml_lines(text, file)) content.emplace_back(table.header, std::move(table.values));
+  return content;
+}
+
 // Every variant id the repository's matrices expand to ("cpu-x86-64-v4", "cuda13.0-sm90-x86-64-v1", ...).
 std::set<std::string> matrix_variant_ids() {
   std::set<std::string> ids;
@@ -601,6 +623,62 @@ TEST_CASE("examples/k8s/serve: the mirror, the runtimes pointed at it with no fa
       if (covers(name) && name.size() > longest.size()) longest = name, longest_is_direct = true;
     }
     CHECK_MESSAGE((longest.empty() || longest_is_direct), own << " would be pulled through the mirror");
+  }
+
+  SUBCASE("configure-node: the DaemonSet's init container writes the hosts.toml shown here") {
+    const auto documents = load_documents(serve_dir + "/hwimg-serve-daemonset.yaml");
+    const auto pod = documents[0]["spec"]["template"]["spec"];
+    REQUIRE(pod["initContainers"].size() == 1);
+    const auto init = pod["initContainers"][0];
+    const auto words = command_words(init);
+    REQUIRE(words.size() >= 3);
+    CHECK(words[0] == "hwimg");
+    CHECK(words[1] == "serve");
+    CHECK(words[2] == "configure-node");
+    std::vector<std::pair<std::string, std::string>> flags;
+    for (std::size_t i = 3; i < words.size(); i += 2) {
+      REQUIRE_MESSAGE(i + 1 < words.size(), words[i] << " has no value");
+      flags.emplace_back(words[i], words[i + 1]);
+    }
+    const auto known = configure_node_options();
+    for (const auto& [flag, value] : flags) {
+      CHECK_MESSAGE(known.contains(flag), flag << " is not an option of hwimg serve configure-node (docs/commands.md)");
+    }
+    // The same mirror, upstreams and image as the serve container.
+    CHECK(flag_values(flags, "--listen") == std::vector<std::string>{mirror});
+    CHECK(flag_values(flags, "--upstream") == daemonset.upstreams);
+    CHECK(scalar(init["image"]) == daemonset.image.str());
+    // --containerd-dir is the node's /etc/containerd/certs.d, mounted writable.
+    const auto directories = flag_values(flags, "--containerd-dir");
+    REQUIRE(directories.size() == 1);
+    std::map<std::string, std::string> host_paths;
+    for (const auto& volume : pod["volumes"]) {
+      if (volume["hostPath"]) host_paths[scalar(volume["name"])] = scalar(volume["hostPath"]["path"]);
+    }
+    bool mounted = false;
+    for (const auto& mount : init["volumeMounts"]) {
+      if (scalar(mount["mountPath"]) != directories[0]) continue;
+      mounted = true;
+      CHECK(host_paths[scalar(mount["name"])] == "/etc/containerd/certs.d");
+      CHECK_FALSE(mount["readOnly"].as<bool>(false));
+    }
+    CHECK_MESSAGE(mounted, directories[0] << " is not a mount of the init container");
+    CHECK_FALSE(init["securityContext"]["privileged"].as<bool>(false));
+    // What configure-node writes is what the example files show (their comments aside).
+    for (const auto& text : daemonset.upstreams) {
+      const auto upstream = serve::parse_upstream(text);
+      REQUIRE(upstream);
+      const auto file = serve_dir + "/containerd/certs.d/" + upstream->registry + "/hosts.toml";
+      INFO(file);
+      CHECK(toml_content(serve::containerd_hosts_toml(*upstream, mirror), "configure-node") ==
+            toml_content(read_example(file), file));
+    }
+    std::vector<serve::Upstream> upstreams_parsed;
+    for (const auto& text : daemonset.upstreams) upstreams_parsed.push_back(*serve::parse_upstream(text));
+    const auto drop_in = serve::crio_drop_in(upstreams_parsed, mirror, {daemonset.image.name()});
+    REQUIRE(drop_in);
+    const auto file = serve_dir + "/crio/registries.conf.d/50-hwimg-serve.conf";
+    CHECK(toml_content(*drop_in, "configure-node") == toml_content(read_example(file), file));
   }
 
   SUBCASE("systemd: the DaemonSet's flags, restarted always and by the watchdog, with an EnvironmentFile") {

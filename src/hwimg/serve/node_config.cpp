@@ -56,8 +56,8 @@ Result<FileChange> install(const fs::path& path, const std::string& content) {
     // A backup left from an earlier run holds the node's own file: it must not be overwritten.
     const auto backup = backup_of(path);
     if (present(backup)) {
-      return fail("failed to write {}: it was not written by hwimg, and {} already holds an earlier file", path.string(),
-                  backup.string());
+      return fail("failed to write {}: it was not written by hwimg, and {} already holds an earlier file",
+                  path.string(), backup.string());
     }
     HWIMG_TRY(util::copy_file_contents(path, backup));
     HWIMG_TRY(util::fsync_directory(path.parent_path()));
@@ -92,7 +92,8 @@ Result<std::optional<FileChange>> uninstall(const fs::path& path) {
 
 // Removes our hosts.toml in every registry directory of `root` not in `keep`, and the directory
 // when that leaves it empty (an empty one changes nothing for containerd).
-Result<void> uninstall_hosts(const fs::path& root, const std::set<std::string>& keep, std::vector<FileChange>& changes) {
+Result<void> uninstall_hosts(const fs::path& root, const std::set<std::string>& keep,
+                             std::vector<FileChange>& changes) {
   std::error_code ec;
   std::vector<fs::path> directories;
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
@@ -172,8 +173,8 @@ Result<std::vector<FileChange>> configure_node(const NodeConfigOptions& options)
     for (const auto& upstream : options.upstreams) {
       // containerd 1.6 and 2.x look for ROOT/HOST:PORT/hosts.toml after ROOT/HOST_PORT_/hosts.toml
       // (hostPaths, docs/serve.md#configure-node).
-      HWIMG_TRY_ASSIGN(auto change,
-                       install(root / upstream.registry / "hosts.toml", containerd_hosts_toml(upstream, options.listen)));
+      const auto content = containerd_hosts_toml(upstream, options.listen);
+      HWIMG_TRY_ASSIGN(auto change, install(root / upstream.registry / "hosts.toml", content));
       changes.push_back(std::move(change));
       registries.insert(upstream.registry);
     }
