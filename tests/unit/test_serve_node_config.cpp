@@ -206,3 +206,17 @@ TEST_CASE("--direct leaves a repository, the mirror's own image, to its registry
     CHECK(refused.error().message.starts_with("invalid --direct"));
   }
 }
+
+TEST_CASE("the runtime needs the mirror's address with its port") {
+  Node node;
+  for (const auto* listen : {"127.0.0.1", "127.0.0.1:0", "nonsense"}) {
+    INFO(listen);
+    auto options = node.options();
+    options.listen = listen;
+    const auto refused = serve::configure_node(options);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message.starts_with("invalid --listen"));
+    CHECK(refused.error().exit_code == ExitCode::usage);
+  }
+  CHECK(fs::is_empty(node.certs));
+}

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "hwimg/registry/reference.hpp"
+#include "hwimg/serve/server.hpp"
 #include "hwimg/util/files.hpp"
 
 namespace hwimg::serve {
@@ -158,6 +159,10 @@ Result<std::string> crio_drop_in(const std::vector<Upstream>& upstreams, std::st
 
 Result<std::vector<FileChange>> configure_node(const NodeConfigOptions& options) {
   // Everything checked before the first write, so that a refusal leaves the node as it was.
+  HWIMG_TRY_ASSIGN(const auto listen, parse_listen_address(options.listen));
+  if (listen.second == 0) {
+    return fail_usage("invalid --listen \"{}\": the runtime needs the port the mirror listens on", options.listen);
+  }
   std::optional<std::string> drop_in;
   if (options.crio_dir) {
     HWIMG_TRY(require_directory(*options.crio_dir));
