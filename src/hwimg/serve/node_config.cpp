@@ -64,8 +64,16 @@ Result<FileChange> install(const fs::path& path, const std::string& content) {
     HWIMG_TRY(util::fsync_directory(path.parent_path()));
     change.backed_up = true;
   }
-  HWIMG_TRY(util::make_directories(path.parent_path()));
-  HWIMG_TRY(util::write_file_atomic(path, content));
+  auto written = util::make_directories(path.parent_path());
+  if (written) written = util::write_file_atomic(path, content);
+  if (!written) {
+    // The node's file is still in place: a backup left beside it would refuse the next run.
+    const auto backup = backup_of(path);
+    if (change.backed_up && ::unlink(backup.c_str()) != 0) {
+      return fail("{}; {} stays: {}", written.error().message, backup.string(), util::errno_text(errno));
+    }
+    return std::unexpected(std::move(written).error());
+  }
   return change;
 }
 
