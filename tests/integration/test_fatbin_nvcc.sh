@@ -96,9 +96,10 @@ mkdir -p "$TEST_TMP/variant/bin"
 cp "$TEST_TMP/all" "$TEST_TMP/variant/bin/app"
 "$LISTER" --check v1 "$(IFS=,; echo "${ALL[*]}")" "$TEST_TMP/variant" >/dev/null
 expect_failure "$LISTER" --check cuda13.0-sm120-x86-64-v1 sm_80,sm_120,compute_120 "$TEST_TMP/variant"
-assert_eq "failed to check the device code of variant cuda13.0-sm120-x86-64-v1: its files embed sm_75, sm_80, \
+assert_contains "$OUT" "failed to check the device code of variant cuda13.0-sm120-x86-64-v1: its files embed sm_75, sm_80, \
 compute_80, sm_90, compute_90, sm_90a, sm_100f, sm_120 but it declares sm_80, sm_120, compute_120 (missing \
-compute_120; not declared sm_75, compute_80, sm_90, compute_90, sm_90a, sm_100f)" "$OUT" "check message"
+compute_120; not declared sm_75, compute_80, sm_90, compute_90, sm_90a, sm_100f); the code: " "check message"
+assert_contains "$OUT" "bin/app (fatbin container at offset " "the message names the file and the module"
 
 step "modules: an executable from two translation units with different targets runs only what both have"
 cat >"$TEST_TMP/a.cu" <<'CU'

@@ -139,7 +139,7 @@ TEST_CASE("a target that exists only as -rdc code is named as such when it is mi
   CHECK(check_device_code("v", declared({"sm_120", "compute_120"}), scan).error().message ==
         "failed to check the device code of variant v: its files embed sm_120 but it declares sm_120, compute_120 "
         "(missing compute_120; compute_120 is in bin/app only as relocatable (-rdc) code in __nv_relfatbin, which "
-        "the CUDA runtime never loads)");
+        "the CUDA runtime never loads); the code: bin/app (fatbin container at offset 64)");
 }
 
 TEST_CASE("archives: symbol tables skipped, BSD names, odd sizes padded, truncation named") {

@@ -377,10 +377,10 @@ TEST_CASE("the check refuses a variant whose files lack a declared target, showi
             .error()
             .message == "failed to check the device code of variant cuda13.0-sm90a-x86-64-v3: its files embed sm_75, "
                         "compute_80, sm_90a, sm_100f but it declares sm_75, compute_80, sm_90a, sm_100f, sm_120 "
-                        "(missing sm_120)");
+                        "(missing sm_120); the code: k.o (fatbin container at offset 960)");
   CHECK(check_device_code("v", targets({"sm_75", "sm_90a", "sm_100f"}), found).error().message ==
         "failed to check the device code of variant v: its files embed sm_75, compute_80, sm_90a, sm_100f but it "
-        "declares sm_75, sm_90a, sm_100f (not declared compute_80)");
+        "declares sm_75, sm_90a, sm_100f (not declared compute_80); the code: k.o (fatbin container at offset 960)");
   CHECK(check_device_code("v", targets({"sm_80"}), {}).error().message ==
         "failed to check the device code of variant v: its files embed no device code but it declares sm_80 "
         "(missing sm_80)");

@@ -75,6 +75,17 @@ std::string relocatable_note(const DeviceCodeScan& scan, std::span<const GpuTarg
 }
 
 // The modules that lack some declared target, each with what it has and lacks.
+// "/opt/app/k (fatbin container at offset 4096); and 2 more modules": where the code is.
+std::string module_list(const DeviceCodeScan& scan) {
+  std::vector<std::string> modules;
+  for (const auto& [file, module] : scan.modules) {
+    if (modules.size() == listed_modules) break;
+    modules.push_back(fmt::format("{} ({})", file.string(), module.where));
+  }
+  const auto more = scan.modules.size() - modules.size();
+  return util::join(modules, "; ") + (more > 0 ? fmt::format("; and {} more modules", more) : "");
+}
+
 std::vector<std::string> lacking_modules(const DeviceCodeScan& scan, std::span<const GpuTarget> want) {
   std::vector<std::string> lacking;
   for (const auto& [file, module] : scan.modules) {
@@ -165,9 +176,10 @@ Result<void> check_device_code(std::string_view variant_id, std::span<const GpuT
   if (!extra.empty()) {
     differences.push_back("not declared " + names_or_none(extra));
   }
-  return fail("failed to check the device code of variant {}: {} {} but it declares {} ({}{})", variant_id,
+  return fail("failed to check the device code of variant {}: {} {} but it declares {} ({}{}){}", variant_id,
               uniform ? "its files embed" : "every module of its files embeds", names_or_none(have), names_or_none(want),
-              util::join(differences, "; "), relocatable_note(scan, missing));
+              util::join(differences, "; "), relocatable_note(scan, missing),
+              scan.modules.empty() ? std::string() : "; the code: " + module_list(scan));
 }
 
 }  // namespace hwimg::hw
