@@ -6,6 +6,50 @@
 #include "registry_options.hpp"
 
 namespace hwimg::cli {
+namespace {
+
+struct DockerfileFlags {
+  std::string file;
+  std::string context;
+  std::string target;
+  std::vector<std::string> args;
+};
+
+// A flag's value, named by the flag in messages (recipe::SourceLocation without a line).
+recipe::LocatedString flag_value(std::string value, std::string flag) {
+  return {std::move(value), {std::move(flag), 0, 0}};
+}
+
+// The recipe the --dockerfile flags make, or none with a recipe file; exactly one of them.
+Result<std::optional<recipe::DockerfileSpec>> dockerfile_spec(const DockerfileFlags& flags,
+                                                              const std::filesystem::path& recipe) {
+  if (flags.file.empty()) {
+    if (recipe.empty()) return fail_usage("failed to build: name a recipe file, or a Dockerfile with --dockerfile FILE");
+    if (!flags.context.empty() || !flags.target.empty() || !flags.args.empty()) {
+      return fail_usage("failed to build {}: --context, --target and --build-arg go with --dockerfile; a recipe "
+                        "names them as context:, target: and args:", recipe.string());
+    }
+    return std::optional<recipe::DockerfileSpec>();
+  }
+  if (!recipe.empty()) {
+    return fail_usage("failed to build: name a recipe file ({}) or --dockerfile {}, not both", recipe.string(), flags.file);
+  }
+  recipe::DockerfileSpec spec;
+  spec.file = flag_value(flags.file, "--dockerfile");
+  if (!flags.context.empty()) spec.context = flag_value(flags.context, "--context");
+  if (!flags.target.empty()) spec.target = flag_value(flags.target, "--target");
+  for (const auto& arg : flags.args) {
+    const auto equals = arg.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      return fail_usage("invalid --build-arg \"{}\": expected NAME=VALUE", arg);
+    }
+    const auto name = arg.substr(0, equals);
+    spec.args.emplace_back(name, flag_value(arg.substr(equals + 1), "--build-arg " + name));
+  }
+  return std::optional<recipe::DockerfileSpec>(std::move(spec));
+}
+
+}  // namespace
 
 void define_build_command(CLI::App& subcommand, Action& action) {
   auto arguments = std::make_shared<commands::BuildArguments>();
@@ -15,7 +59,19 @@ void define_build_command(CLI::App& subcommand, Action& action) {
   auto skip = std::make_shared<bool>(false);
   auto no_compat = std::make_shared<bool>(false);
   auto* cmd = &subcommand;
-  cmd->add_option("recipe", request.recipe, "Recipe file (YAML)")->required();
+  auto dockerfile = std::make_shared<DockerfileFlags>();
+  cmd->add_option("recipe", request.recipe, "Recipe file (YAML); or build a Dockerfile with --dockerfile");
+  cmd->add_option("--dockerfile", dockerfile->file,
+                  "Build this Dockerfile with buildah, once per variant of --matrix (instead of a recipe)")
+      ->option_text("FILE");
+  cmd->add_option("--context", dockerfile->context, "With --dockerfile: the build context (default: its directory)")
+      ->option_text("DIR");
+  cmd->add_option("--target", dockerfile->target, "With --dockerfile: the stage to build (default: the last)")
+      ->option_text("STAGE");
+  cmd->add_option("--build-arg", dockerfile->args,
+                  "With --dockerfile: a build argument; the value may use recipe variables, e.g. "
+                  "'MARCH=${cpu.march}' (repeatable)")
+      ->option_text("NAME=VALUE");
   cmd->add_option("--matrix", request.matrix, "Matrix file; overrides the recipe's `matrix:`");
   cmd->add_option("-o,--output", request.layout, "Output OCI image layout directory");
   cmd->add_option("--push", arguments->push,
@@ -45,9 +101,10 @@ void define_build_command(CLI::App& subcommand, Action& action) {
       "Environment: SOURCE_DATE_EPOCH sets every file mtime and the `created` times (default 0), so the same\n"
       "inputs give byte-identical layouts. Build steps see the recipe variables as HWIMG_* variables\n"
       "(${cpu.march} -> HWIMG_CPU_MARCH).");
-  cmd->callback([&action, arguments, compression, verbose, skip, no_compat] {
-    action = [arguments, compression, verbose, skip, no_compat]() -> Result<int> {
+  cmd->callback([&action, arguments, compression, verbose, skip, no_compat, dockerfile] {
+    action = [arguments, compression, verbose, skip, no_compat, dockerfile]() -> Result<int> {
       auto& flags = arguments->request;
+      HWIMG_TRY_ASSIGN(flags.dockerfile, dockerfile_spec(*dockerfile, flags.recipe));
       arguments->compat = *no_compat ? compat::CompatArtifacts::skip : compat::CompatArtifacts::attach;
       HWIMG_TRY_ASSIGN(flags.compression.compression, oci::parse_compression(*compression));
       flags.expand.skip = *skip ? matrix::SkipUnsupported::yes : matrix::SkipUnsupported::no;

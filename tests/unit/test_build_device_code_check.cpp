@@ -87,7 +87,7 @@ TEST_CASE("a base layer's device code is read from its blob, each file named wit
   fs::create_symlink("two-modules.so", lib / "link.so");
   const auto written = oci::write_layer(*layout, {{lib, "/usr/lib"}}, {{oci::Compression::zstd}, 0});
   REQUIRE(written);
-  const auto scan = build::scan_layer_blob(layout->blob_path(written->descriptor.digest), written->descriptor.digest);
+  const auto scan = build::scan_layer_blob(layout->blob_path(written->descriptor.digest), written->descriptor.digest.str());
   REQUIRE_MESSAGE(scan, scan.error().message);
   const auto in_layer = " in layer " + written->descriptor.digest.str();
   CHECK(scan->files == std::vector<fs::path>{"/usr/lib/libkernels.a" + in_layer, "/usr/lib/two-modules.so" + in_layer});

@@ -54,15 +54,9 @@ fs::path cache_file(const fs::path& output, const std::string& key) {
   return output / ".hwimg" / "cache" / (key + ".json");
 }
 
-}  // namespace
-
-Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan, const BaseImage& base,
-                                      const BuildSettings& settings, const fs::path& output, const BaseImage* builder) {
+// What the variant is and the settings its layers are written with.
+void hash_variant(const VariantPlan& plan, const BuildSettings& settings, oci::Sha256& hash) {
   const auto& variant = *plan.variant;
-  oci::Sha256 hash;
-  hash.update(fmt::format("hwimg {}\n", HWIMG_VERSION));
-  HWIMG_TRY_ASSIGN(const auto recipe_text, util::read_file(recipe.file));
-  hash.update(recipe_text);
   hash.update(fmt::format("\nvariant {} {}\n", variant.id, variant.platform.str()));
   for (const auto& [k, v] : variant.annotations) hash.update(fmt::format("a {}={}\n", k, v));
   hash.update(fmt::format("e NVIDIA_REQUIRE_CUDA={}\n", variant.nvidia_require_cuda));
@@ -71,6 +65,17 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const Varian
   hash.update(fmt::format("settings {} {} {} {} {}\n", oci::compression_name(settings.compression.compression),
                           settings.compression.level, settings.compression.gzip_block_size,
                           settings.compression.zstd_block_size, settings.source_date_epoch));
+}
+
+}  // namespace
+
+Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan, const BaseImage& base,
+                                      const BuildSettings& settings, const fs::path& output, const BaseImage* builder) {
+  oci::Sha256 hash;
+  hash.update(fmt::format("hwimg {}\n", HWIMG_VERSION));
+  HWIMG_TRY_ASSIGN(const auto recipe_text, util::read_file(recipe.file));
+  hash.update(recipe_text);
+  hash_variant(plan, settings, hash);
 
   // The base by what it is now: a tag that moved, or a layout rewritten, is another input.
   hash.update(fmt::format("base {} {}\n", plan.base_text, base.manifest_descriptor.digest.str()));
@@ -81,6 +86,23 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const Varian
   for (const auto& layer : plan.layers) {
     if (!layer.from_build_output) hash_tree(layer.from, output, hash);
   }
+  return hash.finish().hex();
+}
+
+Result<std::string> dockerfile_cache_key(const VariantPlan& plan, const std::vector<std::string>& images,
+                                         const BuildSettings& settings, const fs::path& output) {
+  const auto& dockerfile = *plan.dockerfile;
+  oci::Sha256 hash;
+  hash.update(fmt::format("hwimg {} dockerfile\n", HWIMG_VERSION));
+  HWIMG_TRY_ASSIGN(const auto text, util::read_file(dockerfile.dockerfile));
+  hash.update(fmt::format("{}\n{}\n", dockerfile.dockerfile.string(), text));
+  hash.update(fmt::format("target {}\n", dockerfile.target.value_or("")));
+  for (const auto& [name, value] : dockerfile.args) hash.update(fmt::format("arg {}={}\n", name, value));
+  for (const auto& [name, value] : plan.annotations) hash.update(fmt::format("annotation {}={}\n", name, value));
+  hash.update(fmt::format("verify {}\n", plan.verify_cpu ? static_cast<int>(*plan.verify_cpu) : -1));
+  hash_variant(plan, settings, hash);
+  for (const auto& image : images) hash.update("image " + image + "\n");
+  hash_tree(dockerfile.context, output, hash);
   return hash.finish().hex();
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "hwimg/build/base_image.hpp"
 #include "hwimg/build/variant_builder.hpp"
@@ -23,6 +24,13 @@ inline constexpr std::string_view scratch_prefix = "hwimg-build-";
                                                     const BaseImage& base, const BuildSettings& settings,
                                                     const std::filesystem::path& output,
                                                     const BaseImage* builder = nullptr);
+
+// The same for a variant of a Dockerfile recipe: the Dockerfile, its target and build arguments,
+// every image its stages start from (`images`: "REFERENCE DIGEST" each) and the metadata of every
+// file in the build context.
+[[nodiscard]] Result<std::string> dockerfile_cache_key(const VariantPlan& plan, const std::vector<std::string>& images,
+                                                       const BuildSettings& settings,
+                                                       const std::filesystem::path& output);
 
 // The cached result for `key` in `layout`, when it and all its blobs are still there (`remote` ones
 // excepted: base layers left in their registry).

@@ -8,6 +8,7 @@
 #include "hwimg/build/builder_image.hpp"
 #include "hwimg/build/cpu_code_check.hpp"
 #include "hwimg/build/device_code_check.hpp"
+#include "hwimg/build/dockerfile_build.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/recipe/variables.hpp"
@@ -122,8 +123,8 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
 Result<std::vector<matrix::Variant>> variants_to_build(const BuildRequest& request, const recipe::Recipe& recipe) {
   HWIMG_TRY_ASSIGN(auto all_variants, expand_variants(request, recipe));
   HWIMG_TRY_ASSIGN(auto variants, select_variants(std::move(all_variants), request.only));
-  // A builder image brings its own toolkit.
-  if (!recipe.build || !recipe.build->image) HWIMG_TRY(check_toolkits(variants));
+  // A builder image brings its own toolkit, and so does a Dockerfile.
+  if (!recipe.dockerfile && (!recipe.build || !recipe.build->image)) HWIMG_TRY(check_toolkits(variants));
   return variants;
 }
 
@@ -195,14 +196,47 @@ Result<oci::Annotations> index_annotations(const recipe::Recipe& recipe, std::in
   return annotations;
 }
 
+// The recipe file, or the recipe the command line's --dockerfile flags make.
+Result<recipe::Recipe> request_recipe(const BuildRequest& request) {
+  if (!request.dockerfile) return recipe::load_recipe(request.recipe);
+  recipe::Recipe recipe;
+  std::error_code ec;
+  // Not a file: relative paths on the command line are relative to the working directory.
+  recipe.file = std::filesystem::current_path(ec) / "--dockerfile";
+  if (ec) return fail("failed to find the working directory: {}", ec.message());
+  recipe.dockerfile = request.dockerfile;
+  return recipe;
+}
+
+// buildah, with hwimg's credentials and trust for the images FROM names.
+Result<Buildah> make_buildah(const BuildRequest& request) {
+  BuildahOptions options;
+  HWIMG_TRY_ASSIGN(options.program, find_buildah(request.invoking_environment));
+  const auto& registry = request.images.registry;
+  std::error_code ec;
+  if (!registry.docker_config_dir.empty() && std::filesystem::is_regular_file(registry.docker_config_dir / "config.json", ec)) {
+    options.authfile = registry.docker_config_dir / "config.json";
+  }
+  options.ca_file = registry.ca_file;
+  options.tls_verify = !registry.insecure;
+  options.source_date_epoch = request.source_date_epoch;
+  options.verbosity = request.verbosity;
+  return Buildah::create(std::move(options));
+}
+
 }  // namespace
 
 Result<BuildReport> build_recipe(const BuildRequest& request) {
   if (auto valid = oci::validate_tag(request.tag); !valid) return fail_usage("{}", valid.error().message);
   HWIMG_TRY(check_compression_level(request.compression));
-  HWIMG_TRY_ASSIGN(const auto recipe, recipe::load_recipe(request.recipe));
+  HWIMG_TRY_ASSIGN(const auto recipe, request_recipe(request));
   HWIMG_TRY(recipe::check_variables(recipe));
   HWIMG_TRY_ASSIGN(const auto variants, variants_to_build(request, recipe));
+  // Found before anything is resolved or built: without buildah nothing can be.
+  std::optional<Buildah> buildah;
+  if (recipe.dockerfile) {
+    HWIMG_TRY_ASSIGN(buildah, make_buildah(request));
+  }
 
   // Scratch directories of builds that were killed hold whole build outputs; reclaim them.
   util::remove_orphaned_temporaries(std::filesystem::temp_directory_path(), scratch_prefix, scratch_prefix);
@@ -219,7 +253,16 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
   Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases,
               builders, {device_code, cpu_code}};
   BuildReport report;
-  HWIMG_TRY_ASSIGN(report.variants, build_all(build, variants));
+  if (buildah) {
+    DockerfileBuild dockerfile_build{recipe,        settings, build.existing, provide_layout,
+                                     std::filesystem::absolute(request.layout).lexically_normal(),
+                                     memo,          bases,    build.checks,   *buildah,
+                                     request.host_platform,
+                                     request.jobs != 0 ? request.jobs : util::default_parallelism()};
+    HWIMG_TRY_ASSIGN(report.variants, build_dockerfile_variants(dockerfile_build, variants));
+  } else {
+    HWIMG_TRY_ASSIGN(report.variants, build_all(build, variants));
+  }
 
   HWIMG_TRY_ASSIGN(const auto target, provide_layout());
   HWIMG_TRY_ASSIGN(const auto annotations, index_annotations(recipe, request.source_date_epoch));

@@ -11,11 +11,15 @@
 #include "hwimg/image/cache_lease.hpp"
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/matrix/expand.hpp"
+#include "hwimg/recipe/recipe.hpp"
 
 namespace hwimg::build {
 
 struct BuildRequest {
-  std::filesystem::path recipe;
+  std::filesystem::path recipe;  // empty when `dockerfile` is given on the command line
+  // hwimg build --dockerfile FILE ...: a Dockerfile recipe from flags; its relative paths are
+  // relative to the working directory.
+  std::optional<recipe::DockerfileSpec> dockerfile;
   std::optional<std::filesystem::path> matrix;  // overrides the recipe's `matrix:`
   std::filesystem::path layout;  // -o: the OCI image layout written
   std::string tag = "latest";

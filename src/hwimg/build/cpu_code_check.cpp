@@ -63,6 +63,11 @@ Result<void> CpuCodeCheck::check(const VariantPlan& plan, const BaseImage& base,
                                                      context));
     verify::judge_layer(*shared, label, "a layer every variant shares", findings);
   }
+  for (const auto& layer : plan.built_layers) {
+    auto& findings = plan.verify_cpu.value_or(recipe::CpuVerify::strict) == recipe::CpuVerify::strict ? refused : warned;
+    HWIMG_TRY_ASSIGN(const auto needs, with_context(verify::blob_needs(layer.file, layer.diff_id, &m_cache, m_pool), context));
+    verify::judge_layer(needs, label, "its own layer " + built_layer_name(layer), findings);
+  }
   for (std::size_t i = 0; i < base_files.size() && i < base.layers.size(); ++i) {
     const auto& digest = base.layers[i].digest;
     HWIMG_TRY_ASSIGN(const auto needs,

@@ -82,13 +82,13 @@ std::vector<hw::ComputeCapability> unserved_capabilities(std::span<const hw::Gpu
   return missing;
 }
 
-Result<hw::DeviceCodeScan> scan_layer_blob(const fs::path& blob, const oci::Digest& digest) {
+Result<hw::DeviceCodeScan> scan_layer_blob(const fs::path& blob, std::string_view layer_name) {
   hw::DeviceCodeScan scan;
   const auto wanted = [](std::string_view path, std::span<const std::byte> head) {
     return hw::device_file_kind(head, path.substr(path.rfind('/') + 1)) != hw::DeviceFileKind::none;
   };
   const auto visit = [&](std::string_view path, std::string_view bytes) -> Result<void> {
-    const auto name = fmt::format("/{} in layer {}", path, digest.str());
+    const auto name = fmt::format("/{} in layer {}", path, layer_name);
     const auto data = std::as_bytes(std::span(bytes.data(), bytes.size()));
     const auto kind = hw::device_file_kind(data.first(std::min<std::size_t>(data.size(), 20)), path.substr(path.rfind('/') + 1));
     HWIMG_TRY_ASSIGN(auto code, hw::read_device_code(data, kind, name));
@@ -97,7 +97,7 @@ Result<hw::DeviceCodeScan> scan_layer_blob(const fs::path& blob, const oci::Dige
     for (const auto& target : code.relocatable_only) scan.relocatable_only.emplace_back(name, target);
     return {};
   };
-  HWIMG_TRY(image::read_layer_files(blob, digest.str(), wanted, visit));
+  HWIMG_TRY(image::read_layer_files(blob, std::string(layer_name), wanted, visit));
   return scan;
 }
 
@@ -134,10 +134,14 @@ Result<void> DeviceCodeCheck::check(const VariantPlan& plan, const BaseImage& ba
       }
     }
   }
+  for (const auto& layer : plan.built_layers) {
+    HWIMG_TRY_ASSIGN(auto scan, with_context(scan_layer_blob(layer.file, built_layer_name(layer)), context));
+    own.append(std::move(scan));
+  }
   for (std::size_t i = 0; i < base_files.size() && i < base.layers.size(); ++i) {
     const auto& digest = base.layers[i].digest;
     HWIMG_TRY_ASSIGN(const auto scan, with_context(scan_once("layer " + digest.str(),
-                                                             [&] { return scan_layer_blob(base_files[i], digest); }),
+                                                             [&] { return scan_layer_blob(base_files[i], digest.str()); }),
                                                    context));
     for (const auto& [file, targets] : targets_per_file(*scan)) {
       if (const auto missing = unserved_capabilities(declared, targets); !missing.empty()) {

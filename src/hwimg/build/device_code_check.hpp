@@ -34,8 +34,9 @@ private:
   util::SingleFlight<std::string, SharedScan> m_scans{util::Keep::everything};
 };
 
-// The device code of a layer blob: each wanted file read from the tar, named "/PATH in layer DIGEST".
-[[nodiscard]] Result<hw::DeviceCodeScan> scan_layer_blob(const std::filesystem::path& blob, const oci::Digest& digest);
+// The device code of a layer blob: each wanted file read from the tar, named "/PATH in layer NAME"
+// (the layer's digest, and for a layer a Dockerfile added also the instruction that made it).
+[[nodiscard]] Result<hw::DeviceCodeScan> scan_layer_blob(const std::filesystem::path& blob, std::string_view layer_name);
 
 // Compute capabilities (the lowest of each stretch) that `declared` runs on and `have` does not.
 [[nodiscard]] std::vector<hw::ComputeCapability> unserved_capabilities(std::span<const hw::GpuTarget> declared,

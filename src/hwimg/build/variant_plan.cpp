@@ -70,6 +70,13 @@ bool is_under(const std::filesystem::path& path, const std::filesystem::path& di
 
 }  // namespace
 
+std::string built_layer_name(const BlobLayer& layer) {
+  constexpr std::size_t shown = 72;
+  if (layer.created_by.empty()) return layer.diff_id.str();
+  const auto text = layer.created_by.size() > shown ? layer.created_by.substr(0, shown) + "..." : layer.created_by;
+  return fmt::format("{} made by \"{}\"", layer.diff_id.str(), text);
+}
+
 Result<VariantPlan> plan_variant(const recipe::Recipe& recipe, const matrix::Variant& variant,
                                  const std::filesystem::path& out) {
   VariantPlan plan;

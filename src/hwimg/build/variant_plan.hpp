@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/matrix/variant.hpp"
+#include "hwimg/recipe/dockerfile.hpp"
 #include "hwimg/recipe/recipe.hpp"
 #include "hwimg/recipe/variables.hpp"
 
@@ -52,6 +54,37 @@ struct ConfigPlan {
   std::vector<std::string> exposed_ports;
 };
 
+// What one stage of a Dockerfile starts from, for one variant (its FROM, build arguments applied).
+struct StageSource {
+  enum class Kind { scratch, stage, image };
+  Kind kind = Kind::scratch;
+  std::string text;                          // the FROM image as expanded
+  std::size_t stage = 0;                     // Kind::stage: the stage it continues
+  std::optional<image::ImageReference> image;  // Kind::image
+  recipe::SourceLocation location;           // Dockerfile:LINE:COLUMN of the image in FROM
+};
+
+// A variant of a Dockerfile recipe (docs/recipe.md#bring-your-dockerfile), planned.
+struct DockerfilePlan {
+  std::shared_ptr<const recipe::Dockerfile> parsed;
+  std::filesystem::path dockerfile;  // absolute
+  std::filesystem::path context;     // absolute
+  std::optional<std::string> target;
+  std::vector<std::pair<std::string, std::string>> args;  // substituted
+  std::size_t final_stage = 0;       // the target's stage, or the last
+  std::vector<StageSource> stages;   // one per stage of `parsed`
+};
+
+// A layer a Dockerfile build added to its base: buildah's layer blob as it wrote it.
+struct BlobLayer {
+  std::filesystem::path file;
+  oci::Digest diff_id;
+  std::string created_by;  // the Dockerfile instruction that made it, from the image history
+};
+
+// "sha256:... made by \"RUN make\"": a layer a Dockerfile added, as messages name it.
+[[nodiscard]] std::string built_layer_name(const BlobLayer& layer);
+
 struct VariantPlan {
   const matrix::Variant* variant = nullptr;
   std::filesystem::path out;              // ${out}: where the build step writes
@@ -64,6 +97,8 @@ struct VariantPlan {
   ConfigPlan config;
   oci::Annotations annotations;           // the recipe's, substituted
   std::optional<recipe::CpuVerify> verify_cpu;  // the recipe's verify.cpu
+  std::optional<DockerfilePlan> dockerfile;     // a Dockerfile recipe: no build step, no layers
+  std::vector<BlobLayer> built_layers;          // what the Dockerfile added, once buildah ran
 
   [[nodiscard]] const std::string& id() const { return variant->id; }
 };

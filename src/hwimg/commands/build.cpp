@@ -91,7 +91,8 @@ Result<int> run_build(BuildArguments arguments) {
     if (!keeps_layout) {
       // Straight to a registry: the variants' own blobs are staged in the cache, one layout per
       // recipe (so a rerun, to any repository, reuses them), the bases' stay where they are.
-      HWIMG_TRY_ASSIGN(staging, build::PushStaging::open(*request.cache_lease, request.recipe, output));
+      const auto staged = request.dockerfile ? std::filesystem::absolute(request.dockerfile->file.value, ec) : request.recipe;
+      HWIMG_TRY_ASSIGN(staging, build::PushStaging::open(*request.cache_lease, staged, output));
       request.layout = staging->layout();
       request.base_layers = build::BaseLayers::left_in_registry;
     }

@@ -9,6 +9,8 @@
 namespace hwimg::recipe {
 
 std::string SourceLocation::str() const {
+  // A value from the command line (hwimg build --dockerfile ...) is named by its flag alone.
+  if (line == 0) return file.string();
   return fmt::format("{}:{}:{}", file.string(), line, column);
 }
 
@@ -102,17 +104,59 @@ Result<CpuVerify> parse_verify(const YAML::Node& node, const std::filesystem::pa
 
 }  // namespace
 
+// name, matrix, dockerfile, context, target, args, annotations, verify: the Dockerfile is the rest.
+Result<DockerfileSpec> parse_dockerfile_keys(const YAML::Node& root, const std::filesystem::path& path) {
+  for (const auto* key : {"base", "build", "layers", "config"}) {
+    if (root[key]) {
+      return fail("{}: \"{}\" cannot be used with \"dockerfile\": the Dockerfile says how the image is built",
+                  yaml::location_of(root[key], path).str(), key);
+    }
+  }
+  DockerfileSpec spec;
+  HWIMG_TRY_ASSIGN(spec.file, yaml::scalar(root["dockerfile"], "dockerfile", path));
+  if (root["context"]) {
+    HWIMG_TRY_ASSIGN(spec.context, yaml::scalar(root["context"], "context", path));
+  }
+  if (root["target"]) {
+    HWIMG_TRY_ASSIGN(spec.target, yaml::scalar(root["target"], "target", path));
+  }
+  if (root["args"]) {
+    HWIMG_TRY_ASSIGN(spec.args, yaml::scalar_map(root["args"], "args", path));
+  }
+  for (const auto& [name, value] : spec.args) {
+    if (name.empty() || name.find_first_of("= \t") != std::string::npos) {
+      return fail("{}: expected a build argument name (no '=' or blanks) in \"args\", got \"{}\"",
+                  value.location.str(), name);
+    }
+  }
+  return spec;
+}
+
 Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& path) {
   HWIMG_TRY_ASSIGN(auto root, yaml::load(text, path));
   if (!root.IsMap()) {
-    return fail("{}:1:1: expected a map with the keys name, base, build, layers, config", path.string());
+    return fail("{}:1:1: expected a map with the keys name, base, build, layers, config (or name, dockerfile)",
+                path.string());
   }
-  HWIMG_TRY(yaml::check_keys(root, {"name", "base", "matrix", "build", "layers", "config", "annotations", "verify"},
+  HWIMG_TRY(yaml::check_keys(root, {"name", "base", "matrix", "build", "layers", "config", "annotations", "verify",
+                                    "dockerfile", "context", "target", "args"},
                              "the recipe", path));
   Recipe recipe;
   std::error_code ec;
   recipe.file = std::filesystem::absolute(path, ec);
-  for (const auto* required : {"name", "base", "layers"}) {
+  if (root["dockerfile"]) {
+    HWIMG_TRY_ASSIGN(recipe.dockerfile, parse_dockerfile_keys(root, path));
+  } else {
+    for (const auto* key : {"context", "target", "args"}) {
+      if (root[key]) {
+        return fail("{}: \"{}\" belongs to a Dockerfile recipe: add \"dockerfile: FILE\" or remove it",
+                    yaml::location_of(root[key], path).str(), key);
+      }
+    }
+  }
+  const std::vector<const char*> required_keys =
+      recipe.dockerfile ? std::vector<const char*>{"name"} : std::vector<const char*>{"name", "base", "layers"};
+  for (const auto* required : required_keys) {
     if (!root[required]) {
       return fail("{}:1:1: missing key \"{}\" (expected e.g. {})", path.string(), required,
                   std::string_view(required) == "base" ? "\"base: scratch\"" : std::string_view(required) == "name" ? "\"name: app\"" : "\"layers: [{from: DIR, to: /PATH}]\"");
@@ -121,6 +165,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& 
   for (const auto& item : root) {
     const auto key = item.first.Scalar();
     const auto& value = item.second;
+    if (key == "dockerfile" || key == "context" || key == "target" || key == "args") continue;
     if (key == "name" || key == "base" || key == "matrix") {
       HWIMG_TRY_ASSIGN(auto text_value, yaml::scalar(value, key, path));
       if (key == "name") recipe.name = text_value.value;

@@ -14,7 +14,7 @@ namespace hwimg::recipe {
 
 struct SourceLocation {
   std::filesystem::path file;
-  int line = 0;    // 1-based
+  int line = 0;    // 1-based; 0: not in a file (`file` then names a command-line flag)
   int column = 0;  // 1-based
 
   [[nodiscard]] std::string str() const;
@@ -52,13 +52,23 @@ struct ConfigSpec {
   std::optional<LocatedString> stop_signal;
 };
 
+// A Dockerfile as the recipe (docs/recipe.md#bring-your-dockerfile): buildah builds it once per
+// variant with the build arguments `args`, whose values may use ${...} variables.
+struct DockerfileSpec {
+  LocatedString file;                     // relative to the recipe
+  std::optional<LocatedString> context;   // relative to the recipe; unset: the Dockerfile's directory
+  std::optional<LocatedString> target;    // the stage to build; unset: the last one
+  LocatedMap args;
+};
+
 // How the builder checks the CPU code of a variant's layers (docs/recipe.md#cpu-code).
 enum class CpuVerify { strict, warn, off };
 
 struct Recipe {
   std::filesystem::path file;  // absolute
   std::string name;
-  LocatedString base;          // "scratch", "oci:DIR:TAG" or a registry reference
+  LocatedString base;          // "scratch", "oci:DIR:TAG" or a registry reference; unused with a Dockerfile
+  std::optional<DockerfileSpec> dockerfile;  // instead of base, build, layers and config
   std::optional<LocatedString> matrix;
   std::optional<BuildSpec> build;
   std::vector<LayerSpec> layers;
@@ -75,6 +85,7 @@ struct Recipe {
 };
 
 [[nodiscard]] Result<Recipe> load_recipe(const std::filesystem::path& path);
+// `text` is the recipe's YAML; `path` names it in messages and anchors its relative paths.
 [[nodiscard]] Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& path);
 
 }  // namespace hwimg::recipe

@@ -79,6 +79,12 @@ Result<void> check_variables(const Recipe& recipe) {
     strings.push_back(&recipe.build->run);
     if (recipe.build->image) strings.push_back(&*recipe.build->image);
   }
+  if (const auto& dockerfile = recipe.dockerfile) {
+    strings.push_back(&dockerfile->file);
+    if (dockerfile->context) strings.push_back(&*dockerfile->context);
+    if (dockerfile->target) strings.push_back(&*dockerfile->target);
+    for (const auto& [name, value] : dockerfile->args) strings.push_back(&value);
+  }
   for (const auto& layer : recipe.layers) {
     strings.push_back(&layer.from);
     strings.push_back(&layer.to);

@@ -99,15 +99,27 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   ProcessResult result;
   const auto deadline = spec.timeout ? std::chrono::steady_clock::now() + *spec.timeout
                                      : std::chrono::steady_clock::time_point::max();
-  const auto read = read_pipe_until(output_read.get(), deadline, [&](std::string_view data) {
-    if (spec.echo_output) {
-      [[maybe_unused]] const auto ignored = ::write(STDERR_FILENO, data.data(), data.size());
+  // Echoed whole lines at a time, each in one write, so children run at once do not mix lines.
+  std::string partial_line;
+  const auto echo = [&](std::string_view data, bool flush) {
+    partial_line += data;
+    if (flush && !partial_line.empty() && partial_line.back() != '\n') partial_line += '\n';
+    std::size_t start = 0;
+    for (auto end = partial_line.find('\n'); end != std::string::npos; end = partial_line.find('\n', start)) {
+      const auto line = spec.echo_prefix + partial_line.substr(start, end + 1 - start);
+      [[maybe_unused]] const auto ignored = ::write(STDERR_FILENO, line.data(), line.size());
+      start = end + 1;
     }
+    partial_line.erase(0, start);
+  };
+  const auto read = read_pipe_until(output_read.get(), deadline, [&](std::string_view data) {
+    if (spec.echo_output) echo(data, false);
     result.output += data;
     if (result.output.size() > spec.max_output) {
       result.output.erase(0, result.output.size() - spec.max_output);
     }
   });
+  if (spec.echo_output) echo("", true);
   if (read.end == PipeEnd::timed_out) {
     result.timed_out = true;
     ::kill(-pid, SIGKILL);

@@ -26,6 +26,7 @@ struct ProcessSpec {
   std::size_t max_output = 1 << 20;
   // Passed through to our own stderr as it arrives (a build step's progress), besides capture.
   bool echo_output = false;
+  std::string echo_prefix;  // put before each echoed line, e.g. the name of the variant it builds
 };
 
 struct ProcessResult {

@@ -1,0 +1,65 @@
+#pragma once
+// buildah, the engine of Dockerfile builds (docs/recipe.md#bring-your-dockerfile): daemonless, run
+// as a child process with its own storage configuration (containers-storage.conf(5)), so its layer
+// cache is shared by every variant and every build on this machine.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hwimg/build/variant_builder.hpp"
+#include "hwimg/recipe/dockerfile.hpp"
+#include "hwimg/util/files.hpp"
+#include "hwimg/util/process.hpp"
+
+namespace hwimg::build {
+
+struct BuildahOptions {
+  std::filesystem::path program;   // from find_buildah
+  std::filesystem::path authfile;  // hwimg's Docker config.json; empty: buildah's own credentials
+  std::filesystem::path ca_file;   // --ca-file, handed to buildah as a certificate directory
+  bool tls_verify = true;          // false with --insecure
+  std::int64_t source_date_epoch = 0;
+  Verbosity verbosity = Verbosity::quiet;
+};
+
+// $HWIMG_BUILDAH, else buildah on $PATH, as `environment` has them; the error says how to install it.
+[[nodiscard]] Result<std::filesystem::path> find_buildah(const std::map<std::string, std::string>& environment);
+
+struct BuildahBuild {
+  std::string name;                   // what is built, for -v's line prefix: a variant id or a stage
+  std::filesystem::path dockerfile;
+  std::filesystem::path context;
+  std::optional<std::string> target;  // --target
+  std::vector<std::pair<std::string, std::string>> args;
+  // Written as oci:DIR:image; none: the build only fills buildah's layer cache.
+  std::optional<std::filesystem::path> layout;
+};
+
+class Buildah {
+public:
+  [[nodiscard]] static Result<Buildah> create(BuildahOptions options);
+
+  // `buildah build --layers --timestamp ...`; a failure is the caller's to describe.
+  [[nodiscard]] Result<util::ProcessResult> build(const BuildahBuild& build) const;
+
+private:
+  Buildah(BuildahOptions options, std::shared_ptr<util::TempDir> certificates)
+      : m_options(std::move(options)), m_certificates(std::move(certificates)) {}
+
+  BuildahOptions m_options;
+  std::shared_ptr<util::TempDir> m_certificates;  // ca.crt for --cert-dir
+};
+
+// The name of the image in the layout `BuildahBuild::layout` names.
+inline constexpr std::string_view buildah_image_name = "image";
+
+// The instruction buildah's output says it was running when it failed: its last "STEP i/n:" line,
+// in stage k of "[k/m]", matched against the Dockerfile; nullptr when it cannot be told.
+[[nodiscard]] const recipe::Instruction* failed_instruction(std::string_view output, const recipe::Dockerfile& dockerfile);
+
+}  // namespace hwimg::build

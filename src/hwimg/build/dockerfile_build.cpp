@@ -1,0 +1,186 @@
+#include "hwimg/build/dockerfile_build.hpp"
+
+#include <algorithm>
+
+#include <unistd.h>
+
+#include "hwimg/build/build_cache.hpp"
+#include "hwimg/build/dockerfile_plan.hpp"
+#include "hwimg/build/dockerfile_variant.hpp"
+#include "hwimg/util/files.hpp"
+#include "hwimg/util/strings.hpp"
+#include "hwimg/util/thread_pool.hpp"
+
+namespace hwimg::build {
+namespace fs = std::filesystem;
+
+namespace {
+
+// A variant with everything it starts from resolved, and whether the layout already has it.
+struct PreparedVariant {
+  VariantPlan plan;
+  StageImages images;
+  std::shared_ptr<const BaseImage> base;
+  std::string key;
+  std::optional<BuiltVariant> cached;
+};
+
+// The stage the final stage's chain of FROMs starts at.
+std::size_t root_stage(const DockerfilePlan& dockerfile) {
+  auto stage = dockerfile.final_stage;
+  while (dockerfile.stages[stage].kind == StageSource::Kind::stage) stage = dockerfile.stages[stage].stage;
+  return stage;
+}
+
+Result<PreparedVariant> prepare(DockerfileBuild& build, VariantPlan plan) {
+  const auto& dockerfile = *plan.dockerfile;
+  const auto root = root_stage(dockerfile);
+  PreparedVariant prepared;
+  HWIMG_TRY_ASSIGN(prepared.base, with_context(build.bases.resolve(plan), plan.base_location.str()));
+  prepared.images.resize(dockerfile.stages.size());
+  std::vector<std::string> keyed;
+  for (std::size_t i = 0; i < dockerfile.stages.size(); ++i) {
+    const auto& source = dockerfile.stages[i];
+    if (source.kind != StageSource::Kind::image) continue;
+    if (i == root) {
+      prepared.images[i] = prepared.base;
+    } else {
+      // The stages that only build run on this machine, as a builder image does.
+      HWIMG_TRY_ASSIGN(prepared.images[i],
+                       with_context(build.bases.resolve(*source.image, source.text, build.host_platform, ImageRole::builder),
+                                    source.location.str()));
+    }
+    keyed.push_back(source.text + " " + prepared.images[i]->manifest_descriptor.digest.str());
+  }
+  HWIMG_TRY_ASSIGN(prepared.key, dockerfile_cache_key(plan, keyed, build.settings, build.output));
+  if (build.existing != nullptr) {
+    std::set<oci::Digest> remote;
+    if (leaves_layers_remote(*prepared.base, build.settings)) {
+      for (const auto& layer : prepared.base->layers) remote.insert(layer.digest);
+    }
+    prepared.cached = cached_variant(*build.existing, prepared.key, remote);
+  }
+  prepared.plan = std::move(plan);
+  return prepared;
+}
+
+Result<fs::path> scratch_directory(std::optional<util::TempDir>& holder) {
+  HWIMG_TRY_ASSIGN(auto created,
+                   util::TempDir::create(fs::temp_directory_path(), fmt::format("{}{}-", scratch_prefix, ::getpid())));
+  holder.emplace(std::move(created));
+  return holder->path();
+}
+
+// The stages every variant builds alike, once, so the variants find them in buildah's cache
+// instead of each building them at the same time.
+Result<void> build_shared_stages(DockerfileBuild& build, const std::vector<PreparedVariant*>& to_build) {
+  std::vector<VariantPlan> plans;
+  for (const auto* prepared : to_build) plans.push_back(prepared->plan);
+  const auto& first = *to_build.front();
+  const auto& dockerfile = *first.plan.dockerfile;
+  for (const auto stage : shared_stages(plans)) {
+    const auto& name = dockerfile.parsed->stages[stage].name;
+    if (name.empty()) continue;  // --target needs a name
+    build.settings.output->progress(fmt::format("building stage {} once for {} variants...", name, to_build.size()));
+    std::optional<util::TempDir> scratch;
+    HWIMG_TRY_ASSIGN(const auto directory, scratch_directory(scratch));
+    HWIMG_TRY_ASSIGN(const auto pinned, pinned_dockerfile(first.plan, first.images));
+    HWIMG_TRY(util::write_file_atomic(directory / "Dockerfile", pinned));
+    const BuildahBuild shared{"stage " + name, directory / "Dockerfile", dockerfile.context, name, dockerfile.args,
+                              std::nullopt};
+    HWIMG_TRY(with_context(run_buildah(build.buildah, shared, first.plan), "failed to build the shared stage " + name));
+  }
+  return {};
+}
+
+Result<BuiltVariant> build_one(DockerfileBuild& build, PreparedVariant& prepared) {
+  std::optional<util::TempDir> scratch;
+  HWIMG_TRY_ASSIGN(const auto directory, scratch_directory(scratch));
+  build.settings.output->progress(fmt::format("building {}...", prepared.plan.id()));
+  const DockerfileVariantInputs inputs{*prepared.base, prepared.images, directory};
+  HWIMG_TRY_ASSIGN(auto built, build_dockerfile_variant(prepared.plan, inputs, build.bases, build.buildah, build.settings,
+                                                        build.layout, build.memo, build.checks));
+  HWIMG_TRY_ASSIGN(const auto layout, build.layout());
+  HWIMG_TRY(remember_variant(layout, prepared.key, built));
+  return built;
+}
+
+// Runs `task` for each item, up to `jobs` at once; every result, in order.
+template <typename T, typename Item, typename Task>
+std::vector<Result<T>> run_each(std::vector<Item>& items, unsigned jobs, Task task) {
+  std::vector<std::future<Result<T>>> futures;
+  {
+    util::ThreadPool pool(std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(items.size()))));
+    for (auto& item : items) futures.push_back(pool.submit([&task, &item]() { return task(item); }));
+  }
+  std::vector<Result<T>> results;
+  for (auto& future : futures) results.push_back(future.get());
+  return results;
+}
+
+Result<void> joined_errors(const std::vector<std::string>& errors) {
+  if (errors.empty()) return {};
+  return std::unexpected(Error{util::join_at_most(errors, "\nhwimg: error: ", util::max_listed_errors)});
+}
+
+}  // namespace
+
+Result<std::vector<BuiltVariant>> build_dockerfile_variants(DockerfileBuild& build,
+                                                            const std::vector<matrix::Variant>& variants) {
+  HWIMG_TRY_ASSIGN(const auto dockerfile, load_recipe_dockerfile(build.recipe));
+  std::vector<VariantPlan> plans;
+  for (const auto& variant : variants) {
+    HWIMG_TRY_ASSIGN(plans.emplace_back(), plan_dockerfile_variant(build.recipe, dockerfile, variant));
+  }
+  if (!plans.empty()) {
+    for (const auto& name : undeclared_arguments(plans.front())) {
+      build.settings.output->warning(fmt::format("build argument {} is not declared by any ARG in {}; buildah ignores it",
+                                                 name, dockerfile->file.string()));
+    }
+  }
+
+  auto prepared_results = run_each<PreparedVariant>(plans, build.jobs, [&](VariantPlan& plan) {
+    return prepare(build, std::move(plan));
+  });
+  std::vector<std::string> errors;
+  std::vector<PreparedVariant> prepared;
+  for (auto& result : prepared_results) {
+    if (result) {
+      prepared.push_back(std::move(*result));
+    } else {
+      errors.push_back(result.error().message);
+    }
+  }
+  HWIMG_TRY(joined_errors(errors));
+
+  std::vector<PreparedVariant*> to_build;
+  for (auto& variant : prepared) {
+    if (variant.cached) {
+      build.settings.output->progress(
+          fmt::format("{}: unchanged, reusing {}", variant.plan.id(), variant.cached->manifest.digest.str()));
+    } else {
+      to_build.push_back(&variant);
+    }
+  }
+  if (to_build.size() > 1) HWIMG_TRY(build_shared_stages(build, to_build));
+  auto built = run_each<BuiltVariant>(to_build, build.jobs, [&](PreparedVariant* variant) { return build_one(build, *variant); });
+
+  std::vector<BuiltVariant> variants_built;
+  std::size_t next = 0;
+  for (auto& variant : prepared) {
+    if (variant.cached) {
+      variants_built.push_back(*variant.cached);
+      continue;
+    }
+    auto& result = built[next++];
+    if (result) {
+      variants_built.push_back(std::move(*result));
+    } else {
+      errors.push_back(result.error().message);
+    }
+  }
+  HWIMG_TRY(joined_errors(errors));
+  return variants_built;
+}
+
+}  // namespace hwimg::build

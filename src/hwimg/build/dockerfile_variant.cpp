@@ -1,0 +1,222 @@
+#include "hwimg/build/dockerfile_variant.hpp"
+
+#include <fstream>
+
+#include "hwimg/build/cpu_code_check.hpp"
+#include "hwimg/build/device_code_check.hpp"
+#include "hwimg/oci/annotations.hpp"
+#include "hwimg/oci/media_types.hpp"
+#include "hwimg/util/json_reader.hpp"
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::build {
+namespace fs = std::filesystem;
+namespace json = util::json;
+
+namespace {
+
+// What buildah wrote: its manifest, its config as parsed and as JSON (hwimg edits the JSON, so
+// whatever the Dockerfile set that hwimg does not model, HEALTHCHECK or SHELL, stays).
+struct BuildahImage {
+  oci::Layout layout;
+  oci::Manifest manifest;
+  oci::ImageConfig config;
+  json::Json config_json;
+};
+
+Result<BuildahImage> read_buildah_image(const fs::path& directory) {
+  HWIMG_TRY_ASSIGN(auto layout, oci::Layout::open(directory));
+  HWIMG_TRY_ASSIGN(const auto descriptor, layout.resolve(buildah_image_name));
+  HWIMG_TRY_ASSIGN(const auto manifest_text, layout.read_blob(descriptor));
+  HWIMG_TRY_ASSIGN(auto manifest, oci::parse_manifest(manifest_text));
+  HWIMG_TRY_ASSIGN(const auto config_text, layout.read_blob(manifest.config));
+  HWIMG_TRY_ASSIGN(auto config, oci::parse_image_config(config_text));
+  auto config_json = json::parse_object(config_text);
+  if (!config_json) return fail("its config {} is not a JSON object", manifest.config.digest.str());
+  if (manifest.layers.size() != config.diff_ids.size()) {
+    return fail("its manifest has {} layers and its config {} diff_ids", manifest.layers.size(), config.diff_ids.size());
+  }
+  return BuildahImage{std::move(layout), std::move(manifest), std::move(config), std::move(*config_json)};
+}
+
+// The instruction of each layer, from the history entries that made one.
+std::vector<std::string> layer_instructions(const oci::ImageConfig& config) {
+  std::vector<std::string> made;
+  for (const auto& entry : config.history) {
+    if (entry.empty_layer) continue;
+    auto text = entry.created_by;
+    if (const auto nop = text.find("#(nop) "); nop != std::string::npos) text.erase(0, nop + 7);
+    made.push_back(std::string(util::trim(text)));
+  }
+  return made;
+}
+
+// The config with the variant's labels and NVIDIA_REQUIRE_CUDA. Labels that describe some other
+// hwimg variant (inherited from a base hwimg built) are dropped first: they would be false here.
+Result<std::string> labelled_config(json::Json config, const matrix::Variant& variant) {
+  config["architecture"] = variant.platform.architecture;
+  config["os"] = variant.platform.os;
+  if (variant.platform.variant.empty()) {
+    config.erase("variant");
+  } else {
+    config["variant"] = variant.platform.variant;
+  }
+  HWIMG_TRY_ASSIGN(const auto* container, json::member(config, "config", json::Kind::object));
+  json::Json settings = container != nullptr ? *container : json::Json::object();
+  HWIMG_TRY_ASSIGN(const auto* labels_found, json::member(settings, "Labels", json::Kind::object));
+  json::Json labels = labels_found != nullptr ? *labels_found : json::Json::object();
+  for (auto it = labels.begin(); it != labels.end();) {
+    it = it.key().starts_with(oci::annotation::hwimg_prefix) ? labels.erase(it) : std::next(it);
+  }
+  for (const auto& [name, value] : variant.annotations) labels[name] = value;
+  settings["Labels"] = labels;
+  if (!variant.nvidia_require_cuda.empty()) {
+    HWIMG_TRY_ASSIGN(auto env, json::strings_member(settings, "Env"));
+    std::vector<std::string> kept;
+    for (auto& entry : env.value_or(std::vector<std::string>{})) {
+      if (!entry.starts_with("NVIDIA_REQUIRE_CUDA=")) kept.push_back(std::move(entry));
+    }
+    kept.push_back("NVIDIA_REQUIRE_CUDA=" + variant.nvidia_require_cuda);
+    settings["Env"] = kept;
+  }
+  config["config"] = settings;
+  return config.dump();
+}
+
+// A layer of buildah's into the layout: compressed as the build asks when buildah left it a plain
+// tar (the tar itself, and so its diff_id, unchanged), else its blob as it is.
+Result<oci::Descriptor> store_layer(const oci::Layout& staging, const oci::Descriptor& layer, const oci::Digest& diff_id,
+                                    const oci::Layout& layout, const BuildSettings& settings) {
+  const auto source = staging.blob_path(layer.digest);
+  if (layer.media_type != oci::media_type::layer_tar) {
+    const auto temporary = layout.temporary_file("layer");
+    std::error_code ec;
+    fs::copy_file(source, temporary, fs::copy_options::overwrite_existing, ec);
+    if (ec) return fail("failed to copy layer {}: {}", layer.digest.str(), ec.message());
+    HWIMG_TRY(layout.adopt_blob(temporary, layer.digest));
+    return layer;
+  }
+  HWIMG_TRY_ASSIGN(auto writer, oci::LayerBlobWriter::create(layout, settings.compression));
+  std::ifstream in(source, std::ios::binary);
+  if (!in) return fail("failed to read layer {}: cannot open {}", layer.digest.str(), source.string());
+  std::string buffer(1 << 20, '\0');
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto count = static_cast<std::size_t>(in.gcount());
+    if (count > 0) HWIMG_TRY(writer.write(std::string_view(buffer.data(), count)));
+  }
+  if (in.bad()) return fail("failed to read layer {} from {}", layer.digest.str(), source.string());
+  HWIMG_TRY_ASSIGN(auto written, writer.finish());
+  if (written.diff_id != diff_id) {
+    return fail("layer {} does not match its diff_id: the config says {}, its content is {} (digest mismatch)",
+                layer.digest.str(), diff_id.str(), written.diff_id.str());
+  }
+  return written.descriptor;
+}
+
+}  // namespace
+
+Result<std::string> pinned_dockerfile(const VariantPlan& plan, const StageImages& images) {
+  const auto& dockerfile = *plan.dockerfile;
+  HWIMG_TRY_ASSIGN(const auto text, with_context(util::read_file(dockerfile.dockerfile), "failed to read the Dockerfile"));
+  auto lines = util::split(text, '\n');
+  for (std::size_t i = 0; i < dockerfile.stages.size() && i < images.size(); ++i) {
+    const auto& image = images[i];
+    if (!image || !image->source || image->source->kind != image::SourceKind::registry) continue;
+    const auto& stage = dockerfile.parsed->stages[i];
+    const auto line = static_cast<std::size_t>(stage.line - 1);
+    const auto column = static_cast<std::size_t>(stage.from_column - 1);
+    if (line >= lines.size() || lines[line].compare(column, stage.from.size(), stage.from) != 0) continue;
+    const auto pinned = fmt::format("{}@{}", image->source->registry.name(), image->manifest_descriptor.digest.str());
+    lines[line].replace(column, stage.from.size(), pinned);
+  }
+  return util::join(lines, "\n");
+}
+
+Result<void> run_buildah(const Buildah& buildah, const BuildahBuild& build, const VariantPlan& plan) {
+  HWIMG_TRY_ASSIGN(const auto result, buildah.build(build));
+  if (result.exit_status == 0) return {};
+  const auto& dockerfile = *plan.dockerfile;
+  const auto* instruction = failed_instruction(result.output, *dockerfile.parsed);
+  const auto where = instruction != nullptr
+                         ? fmt::format("{}:{}: {}", dockerfile.dockerfile.string(), instruction->line, instruction->keyword)
+                         : dockerfile.dockerfile.string();
+  std::string tail;
+  for (const auto& line : util::split(util::tail_lines(result.output, 15), '\n')) tail += "\n  | " + line;
+  return fail("{} of {} failed (buildah exited with status {}){}", where, build.name, result.exit_status,
+              result.output.empty() ? " with no output" : "; its last output:" + tail);
+}
+
+Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const DockerfileVariantInputs& inputs,
+                                              BaseResolver& bases, const Buildah& buildah,
+                                              const BuildSettings& settings, const LayoutProvider& layout_provider,
+                                              LayerMemo& memo, CodeChecks checks) {
+  const auto& variant = *plan.variant;
+  const auto& base = inputs.base;
+  const auto context = fmt::format("failed to build variant {}", variant.id);
+  std::vector<fs::path> base_files;
+  if (!leaves_layers_remote(base, settings)) {
+    HWIMG_TRY_ASSIGN(base_files, with_context(bases.layer_files(base), plan.base_location.str()));
+  }
+  HWIMG_TRY_ASSIGN(const auto pinned, with_context(pinned_dockerfile(plan, inputs.images), context));
+  const auto pinned_file = inputs.scratch / "Dockerfile";
+  HWIMG_TRY(util::write_file_atomic(pinned_file, pinned));
+  const auto& dockerfile = *plan.dockerfile;
+  const BuildahBuild build{"variant " + variant.id, pinned_file, dockerfile.context, dockerfile.target,
+                           dockerfile.args, inputs.scratch / "oci"};
+  HWIMG_TRY(run_buildah(buildah, build, plan));
+  HWIMG_TRY_ASSIGN(const auto built, with_context(read_buildah_image(inputs.scratch / "oci"),
+                                                  context + ": failed to read the image buildah built"));
+
+  // The base's layers come first, unchanged: buildah keeps every layer's tar byte for byte.
+  std::size_t from_base = 0;
+  while (from_base < base.layers.size() && from_base < base.config.diff_ids.size() &&
+         from_base < built.config.diff_ids.size() &&
+         built.config.diff_ids[from_base] == base.config.diff_ids[from_base]) {
+    ++from_base;
+  }
+  if (from_base != base.layers.size()) {
+    return fail("{}: the image buildah built does not start with the layers of its base {} ({} of {} match); was the "
+                "base changed while it built?",
+                context, plan.base_text, from_base, base.layers.size());
+  }
+  const auto instructions = layer_instructions(built.config);
+  for (std::size_t i = from_base; i < built.manifest.layers.size(); ++i) {
+    plan.built_layers.push_back({built.layout.blob_path(built.manifest.layers[i].digest), built.config.diff_ids[i],
+                                 i < instructions.size() ? instructions[i] : std::string()});
+  }
+  HWIMG_TRY(checks.cpu.check(plan, base, base_files, *settings.output));
+  if (variant.uses_gpu()) HWIMG_TRY(checks.device.check(plan, base, base_files));
+
+  HWIMG_TRY_ASSIGN(const auto layout, layout_provider());
+  if (!leaves_layers_remote(base, settings)) HWIMG_TRY(import_base_layers(base, base_files, layout));
+  oci::Manifest manifest;
+  manifest.layers = base.layers;
+  for (std::size_t i = from_base; i < built.manifest.layers.size(); ++i) {
+    const auto& layer = built.manifest.layers[i];
+    const auto& diff_id = built.config.diff_ids[i];
+    // A layer every variant adds alike (COPY of the same files) is compressed once.
+    HWIMG_TRY_ASSIGN(const auto stored, with_context(memo.get_or_pack("buildah " + diff_id.str(), [&]() -> Result<oci::WrittenLayer> {
+                       HWIMG_TRY_ASSIGN(auto descriptor, store_layer(built.layout, layer, diff_id, layout, settings));
+                       return oci::WrittenLayer{std::move(descriptor), diff_id, 0};
+                     }),
+                                                     context));
+    manifest.layers.push_back(stored.descriptor);
+  }
+  HWIMG_TRY_ASSIGN(const auto config, with_context(labelled_config(built.config_json, variant), context));
+  HWIMG_TRY_ASSIGN(manifest.config, with_context(layout.put_blob(config, oci::media_type::config), context));
+  manifest.annotations = variant.annotations;
+  manifest.annotations[std::string(oci::annotation::created)] = rfc3339(settings.source_date_epoch);
+  for (const auto& [name, value] : plan.annotations) manifest.annotations[name] = value;
+  if (!base.is_scratch()) {
+    manifest.annotations[std::string(oci::annotation::base_digest)] = base.manifest_descriptor.digest.str();
+    manifest.annotations[std::string(oci::annotation::base_name)] = base.name;
+  }
+  HWIMG_TRY_ASSIGN(auto descriptor,
+                   with_context(layout.put_blob(oci::to_json(manifest), oci::media_type::manifest), context));
+  descriptor.platform = variant.platform;
+  descriptor.annotations = variant.annotations;
+  return BuiltVariant{variant.id, std::move(descriptor)};
+}
+
+}  // namespace hwimg::build
