@@ -86,6 +86,10 @@ void define_build_command(CLI::App& subcommand, Action& action) {
   add_choice_option(*cmd, "--compression", *compression, {"gzip", "zstd"}, "Layer compression");
   cmd->add_option("--compression-level", request.compression.level, "gzip 1-12 (default 6), zstd 1-19 (default 3)");
   cmd->add_flag("--skip-unsupported", *skip, "Drop matrix combinations that cannot be built, with a warning");
+  auto explain = std::make_shared<bool>(false);
+  cmd->add_flag("--explain", *explain,
+                "Build nothing: resolve every image and print, per variant, what the build would do and whether "
+                "the layout (-o, or --push's staging) already has it");
   cmd->add_flag("-v,--verbose", *verbose, "Show the output of build steps and every registry exchange");
   cmd->add_option("--cache", arguments->cache,
                   "Blob cache of registry base and builder images (default: $XDG_CACHE_HOME/hwimg or "
@@ -101,9 +105,10 @@ void define_build_command(CLI::App& subcommand, Action& action) {
       "Environment: SOURCE_DATE_EPOCH sets every file mtime and the `created` times (default 0), so the same\n"
       "inputs give byte-identical layouts. Build steps see the recipe variables as HWIMG_* variables\n"
       "(${cpu.march} -> HWIMG_CPU_MARCH).");
-  cmd->callback([&action, arguments, compression, verbose, skip, no_compat, dockerfile] {
-    action = [arguments, compression, verbose, skip, no_compat, dockerfile]() -> Result<int> {
+  cmd->callback([&action, arguments, compression, verbose, skip, no_compat, dockerfile, explain] {
+    action = [arguments, compression, verbose, skip, no_compat, dockerfile, explain]() -> Result<int> {
       auto& flags = arguments->request;
+      flags.mode = *explain ? build::BuildMode::explain : build::BuildMode::build;
       HWIMG_TRY_ASSIGN(flags.dockerfile, dockerfile_spec(*dockerfile, flags.recipe));
       arguments->compat = *no_compat ? compat::CompatArtifacts::skip : compat::CompatArtifacts::attach;
       HWIMG_TRY_ASSIGN(flags.compression.compression, oci::parse_compression(*compression));

@@ -88,11 +88,16 @@ assert_contains "$OUT" "variant cpu-x86-64-v2 ($v2_digest) to $TEST_TMP/v2.tar a
 assert_eq "[\"$reg/tools/hello:1.0\"]" "$(tar -xOf "$TEST_TMP/v2.tar" manifest.json | jq -c '.[0].RepoTags')" "RepoTags"
 hw_ok export "${tls[@]}" "$reg/tools/hello:1.0" --variant cpu-x86-64-v3 --format oci-archive -o "$TEST_TMP/v3.tar"
 tar -tf "$TEST_TMP/v3.tar" | grep -qx manifest.json && fail "an oci-archive holds manifest.json"
+# Named as Docker 25 names what it saves: podman load and containerd take io.containerd.image.name.
+assert_eq "1.0 $reg/tools/hello:1.0" "$(tar -xOf "$TEST_TMP/v3.tar" index.json |
+  jq -r '.manifests[0].annotations | "\(.["org.opencontainers.image.ref.name"]) \(.["io.containerd.image.name"])"')" \
+  "the oci-archive's tag and image name"
 skopeo copy -q "docker-archive:$TEST_TMP/v2.tar" "oci:$TEST_TMP/from-docker:v2" || fail "skopeo read the docker-archive"
 skopeo copy -q "oci-archive:$TEST_TMP/v3.tar" "oci:$TEST_TMP/from-oci:v3" || fail "skopeo read the oci-archive"
 assert_eq "$(raw_digest "$reg/tools/hello:1.0-cpu-x86-64-v3")" \
   "sha256:$(skopeo inspect --raw "oci:$TEST_TMP/from-oci:v3" | sha256sum | cut -d' ' -f1)" "oci-archive keeps the manifest"
-hw_ok export "oci:$TEST_TMP/layout:1.0" --variant cpu-x86-64-v3 --format oci-archive -o "$TEST_TMP/v3-layout.tar"
+hw_ok export "oci:$TEST_TMP/layout:1.0" --variant cpu-x86-64-v3 --format oci-archive -o "$TEST_TMP/v3-layout.tar" \
+  --tag "$reg/tools/hello:1.0"
 cmp -s "$TEST_TMP/v3.tar" "$TEST_TMP/v3-layout.tar" || fail "the same variant from a layout and a registry gave different archives"
 entry_times() { TZ=UTC tar --full-time -tvf "$1" | awk '{print $4, $5}' | sort -u; }  # every entry's, once
 assert_eq "1970-01-01 00:00:00" "$(entry_times "$TEST_TMP/v3.tar")" "entries dated 0 without SOURCE_DATE_EPOCH"
@@ -101,7 +106,7 @@ SOURCE_DATE_EPOCH=1700000000 hw_ok export "${tls[@]}" "$reg/tools/hello:1.0" --v
   -o "$TEST_TMP/v3-epoch.tar"
 assert_eq "2023-11-14 22:13:20" "$(entry_times "$TEST_TMP/v3-epoch.tar")" "entries dated SOURCE_DATE_EPOCH"
 SOURCE_DATE_EPOCH=1700000000 hw_ok export "oci:$TEST_TMP/layout:1.0" --variant cpu-x86-64-v3 --format oci-archive \
-  -o "$TEST_TMP/v3-epoch-again.tar"
+  -o "$TEST_TMP/v3-epoch-again.tar" --tag "$reg/tools/hello:1.0"
 cmp -s "$TEST_TMP/v3-epoch.tar" "$TEST_TMP/v3-epoch-again.tar" || fail "two exports with the same SOURCE_DATE_EPOCH differ"
 SOURCE_DATE_EPOCH=yesterday hw_fails export "oci:$TEST_TMP/layout:1.0" --variant cpu-x86-64-v3 --format oci-archive \
   -o "$TEST_TMP/x.tar"

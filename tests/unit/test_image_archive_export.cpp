@@ -70,7 +70,7 @@ TEST_CASE("docker-archive manifest.json: config and layers as layout blob paths,
   CHECK(image::docker_archive_manifest(manifest, {}).find(R"("RepoTags":[])") != std::string::npos);
 }
 
-TEST_CASE("archive index.json: the one manifest with its tag, no platform, and for docker containerd's image name") {
+TEST_CASE("archive index.json: the one manifest with its tag and its full image name, no platform") {
   const oci::Descriptor manifest{std::string(oci::media_type::manifest), oci::Digest::sha256_of("m"), 7,
                                  oci::Platform{"linux", "amd64", "v2"}, {}};
   auto oci_index = oci::parse_index(image::archive_index(manifest, {image::ArchiveFormat::oci, "1.0", {"x:1.0"}}));
@@ -78,7 +78,11 @@ TEST_CASE("archive index.json: the one manifest with its tag, no platform, and f
   REQUIRE(oci_index->manifests.size() == 1);
   CHECK(oci_index->manifests[0].digest == manifest.digest);
   CHECK(!oci_index->manifests[0].platform);
-  CHECK(oci_index->manifests[0].annotations == oci::Annotations{{"org.opencontainers.image.ref.name", "1.0"}});
+  CHECK(oci_index->manifests[0].annotations ==
+        oci::Annotations{{"org.opencontainers.image.ref.name", "1.0"}, {"io.containerd.image.name", "docker.io/library/x:1.0"}});
+  auto unnamed = oci::parse_index(image::archive_index(manifest, {image::ArchiveFormat::oci, "", {}}));
+  REQUIRE(unnamed);
+  CHECK(unnamed->manifests[0].annotations.empty());
   auto docker_index = oci::parse_index(image::archive_index(manifest, {image::ArchiveFormat::docker, "1.0", {"x:1.0"}}));
   REQUIRE(docker_index);
   CHECK(docker_index->manifests[0].annotations ==

@@ -164,3 +164,35 @@ TEST_CASE("verify.cpu: strict, warn or off; anything else is refused with its po
   CHECK(error_of("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\nverify:\n  gpu: strict\n") ==
         "r.yaml:5:3: unknown key \"gpu\" in verify (did you mean cpu?)");
 }
+
+TEST_CASE("a Dockerfile recipe names the Dockerfile instead of base, build, layers and config") {
+  const auto r = parse_recipe("name: app\nmatrix: m.yaml\ndockerfile: docker/Dockerfile\ncontext: .\ntarget: runtime\n"
+                              "args: {MARCH: \"${cpu.march}\", CUDA_ARCHS: \"${gpu.cmake}\"}\n",
+                              "r.yaml");
+  REQUIRE_MESSAGE(r.has_value(), r.error().message);
+  REQUIRE(r->dockerfile.has_value());
+  CHECK(r->dockerfile->file.value == "docker/Dockerfile");
+  CHECK(r->dockerfile->file.location.str() == "r.yaml:3:13");
+  CHECK(r->dockerfile->context->value == ".");
+  CHECK(r->dockerfile->target->value == "runtime");
+  REQUIRE(r->dockerfile->args.size() == 2);
+  CHECK(r->dockerfile->args[0].first == "MARCH");
+  CHECK(r->dockerfile->args[1].second.value == "${gpu.cmake}");
+  CHECK(r->layers.empty());
+  CHECK(check_variables(*r).has_value());
+}
+
+TEST_CASE("a Dockerfile recipe's mistakes are named with their position") {
+  CHECK(error_of("name: app\ndockerfile: Dockerfile\nlayers: [{from: a, to: /a}]\n") ==
+        "r.yaml:3:9: \"layers\" cannot be used with \"dockerfile\": the Dockerfile says how the image is built");
+  CHECK(error_of("name: app\nbase: scratch\nlayers: [{from: a, to: /a}]\nargs: {A: b}\n") ==
+        "r.yaml:4:7: \"args\" belongs to a Dockerfile recipe: add \"dockerfile: FILE\" or remove it");
+  CHECK(error_of("name: app\ndockerfile: Dockerfile\nargs: {\"A=B\": c}\n") ==
+        "r.yaml:3:15: expected a build argument name (no '=' or blanks) in \"args\", got \"A=B\"");
+  CHECK(error_of("name: app\ndockerfile: Dockerfile\nargs: [A]\n").find("r.yaml:3:7") == 0);
+  const auto r = parse_recipe("name: app\ndockerfile: Dockerfile\nargs: {MARCH: \"${cpu.mrch}\"}\n", "r.yaml");
+  REQUIRE(r.has_value());
+  const auto unknown = check_variables(*r);
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK(unknown.error().message.find("r.yaml:3:15: unknown variable ${cpu.mrch} (did you mean cpu.march?)") == 0);
+}

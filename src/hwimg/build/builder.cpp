@@ -77,6 +77,13 @@ Result<void> check_compression_level(const oci::CompressionOptions& options) {
   return {};
 }
 
+// The layout's directory, absolute; empty for --explain with neither -o nor --push.
+std::filesystem::path layout_directory(const BuildRequest& request) {
+  if (request.layout.empty()) return {};
+  std::error_code ec;
+  return std::filesystem::absolute(request.layout, ec).lexically_normal();
+}
+
 // What the variants of one build share.
 struct Build {
   const recipe::Recipe& recipe;
@@ -99,7 +106,7 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
   HWIMG_TRY_ASSIGN(const auto builder, build.builders.resolve(plan));
   HWIMG_TRY_ASSIGN(const auto key,
                    variant_cache_key(build.recipe, plan, *base, build.settings,
-                                     std::filesystem::absolute(build.request.layout).lexically_normal(), builder.get()));
+                                     layout_directory(build.request), builder.get()));
   auto& output = *build.request.output;
   std::set<oci::Digest> remote;
   if (leaves_layers_remote(*base, build.settings)) {
@@ -117,6 +124,37 @@ Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant
   HWIMG_TRY_ASSIGN(const auto target, build.layout());
   HWIMG_TRY(remember_variant(target, key, built));
   return built;
+}
+
+// What build_or_reuse would do for the variant, one line each, without doing it.
+Result<std::vector<std::string>> explain_variant(Build& build, const matrix::Variant& variant) {
+  const auto out = std::filesystem::temp_directory_path() / fmt::format("{}PID-XXXXXX", scratch_prefix) / "out";
+  HWIMG_TRY_ASSIGN(const auto plan, plan_variant(build.recipe, variant, out));
+  HWIMG_TRY_ASSIGN(const auto base, with_context(build.bases.resolve(plan), plan.base_location.str()));
+  HWIMG_TRY_ASSIGN(const auto builder, build.builders.resolve(plan));
+  HWIMG_TRY_ASSIGN(const auto key,
+                   variant_cache_key(build.recipe, plan, *base, build.settings,
+                                     layout_directory(build.request), builder.get()));
+  std::set<oci::Digest> remote;
+  if (leaves_layers_remote(*base, build.settings)) {
+    for (const auto& layer : base->layers) remote.insert(layer.digest);
+  }
+  const auto hit = build.existing != nullptr ? cached_variant(*build.existing, key, remote) : std::nullopt;
+  std::vector<std::string> lines{fmt::format("{} ({}): {}", variant.id, variant.platform.str(),
+                                             hit ? "unchanged, reused: " + hit->manifest.digest.str() : "to build")};
+  lines.push_back(base->is_scratch() ? "  base: scratch"
+                                     : fmt::format("  base: {} ({})", plan.base_text, base->manifest_descriptor.digest.str()));
+  if (plan.build) {
+    const auto where = builder ? fmt::format("in {} ({})", builder->reference, builder->manifest_descriptor.digest.str())
+                               : std::string("on this machine");
+    lines.push_back(fmt::format("  build step {}, in {}: {}", where, plan.build->workdir.string(),
+                                util::split(plan.build->run, '\n').front()));
+  }
+  for (const auto& layer : plan.layers) {
+    lines.push_back(fmt::format("  layer {} -> {} ({})", layer.from.string(), layer.to,
+                                layer.variant_specific ? "this variant's own" : "packed once, shared"));
+  }
+  return lines;
 }
 
 // The variants of the matrix (or the portable one) that --only keeps, their toolkits found.
@@ -253,13 +291,26 @@ Result<BuildReport> build_recipe(const BuildRequest& request) {
   Build build{recipe, request, settings, existing ? &*existing : nullptr, provide_layout, memo, bases,
               builders, {device_code, cpu_code}};
   BuildReport report;
+  std::optional<DockerfileBuild> dockerfile_build;
   if (buildah) {
-    DockerfileBuild dockerfile_build{recipe,        settings, build.existing, provide_layout,
-                                     std::filesystem::absolute(request.layout).lexically_normal(),
-                                     memo,          bases,    build.checks,   *buildah,
-                                     request.host_platform,
-                                     request.jobs != 0 ? request.jobs : util::default_parallelism()};
-    HWIMG_TRY_ASSIGN(report.variants, build_dockerfile_variants(dockerfile_build, variants));
+    dockerfile_build.emplace(DockerfileBuild{recipe, settings, build.existing, provide_layout,
+                                             layout_directory(request), memo, bases,
+                                             build.checks, *buildah, request.host_platform,
+                                             request.jobs != 0 ? request.jobs : util::default_parallelism()});
+  }
+  if (request.mode == BuildMode::explain) {
+    if (dockerfile_build) {
+      HWIMG_TRY_ASSIGN(report.plan, explain_dockerfile_variants(*dockerfile_build, variants));
+      return report;
+    }
+    for (const auto& variant : variants) {
+      HWIMG_TRY_ASSIGN(const auto lines, explain_variant(build, variant));
+      report.plan.insert(report.plan.end(), lines.begin(), lines.end());
+    }
+    return report;
+  }
+  if (dockerfile_build) {
+    HWIMG_TRY_ASSIGN(report.variants, build_dockerfile_variants(*dockerfile_build, variants));
   } else {
     HWIMG_TRY_ASSIGN(report.variants, build_all(build, variants));
   }

@@ -15,7 +15,12 @@
 
 namespace hwimg::build {
 
+// build: build and write the layout; explain: resolve every image and say, per variant, what the
+// build would do (and whether the layout already has it), writing nothing (`hwimg build --explain`).
+enum class BuildMode { build, explain };
+
 struct BuildRequest {
+  BuildMode mode = BuildMode::build;
   std::filesystem::path recipe;  // empty when `dockerfile` is given on the command line
   // hwimg build --dockerfile FILE ...: a Dockerfile recipe from flags; its relative paths are
   // relative to the working directory.
@@ -56,6 +61,7 @@ struct BuildReport {
   WrittenIndex index;
   // Every base and builder image the variants were built from, for a push to mount their layers.
   std::vector<std::shared_ptr<const BaseImage>> images;
+  std::vector<std::string> plan;  // BuildMode::explain: the plan, one line each; nothing built
 };
 
 // Builds every (or every --only) variant into the layout and writes the index and its tags.

@@ -123,10 +123,8 @@ Result<void> joined_errors(const std::vector<std::string>& errors) {
   return std::unexpected(Error{util::join_at_most(errors, "\nhwimg: error: ", util::max_listed_errors)});
 }
 
-}  // namespace
-
-Result<std::vector<BuiltVariant>> build_dockerfile_variants(DockerfileBuild& build,
-                                                            const std::vector<matrix::Variant>& variants) {
+// Every variant planned, its images resolved and its cache looked up; undeclared arguments warned of.
+Result<std::vector<PreparedVariant>> prepare_all(DockerfileBuild& build, const std::vector<matrix::Variant>& variants) {
   HWIMG_TRY_ASSIGN(const auto dockerfile, load_recipe_dockerfile(build.recipe));
   std::vector<VariantPlan> plans;
   for (const auto& variant : variants) {
@@ -138,13 +136,12 @@ Result<std::vector<BuiltVariant>> build_dockerfile_variants(DockerfileBuild& bui
                                                  name, dockerfile->file.string()));
     }
   }
-
-  auto prepared_results = run_each<PreparedVariant>(plans, build.jobs, [&](VariantPlan& plan) {
+  auto results = run_each<PreparedVariant>(plans, build.jobs, [&](VariantPlan& plan) {
     return prepare(build, std::move(plan));
   });
   std::vector<std::string> errors;
   std::vector<PreparedVariant> prepared;
-  for (auto& result : prepared_results) {
+  for (auto& result : results) {
     if (result) {
       prepared.push_back(std::move(*result));
     } else {
@@ -152,7 +149,58 @@ Result<std::vector<BuiltVariant>> build_dockerfile_variants(DockerfileBuild& bui
     }
   }
   HWIMG_TRY(joined_errors(errors));
+  return prepared;
+}
 
+std::string stage_label(const recipe::Dockerfile& dockerfile, std::size_t stage) {
+  return dockerfile.stages[stage].name.empty() ? std::to_string(stage) : dockerfile.stages[stage].name;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> explain_dockerfile_variants(DockerfileBuild& build,
+                                                             const std::vector<matrix::Variant>& variants) {
+  HWIMG_TRY_ASSIGN(auto prepared, prepare_all(build, variants));
+  std::vector<std::string> lines;
+  if (prepared.empty()) return lines;
+  const auto& first = *prepared.front().plan.dockerfile;
+  const auto& parsed = *first.parsed;
+  lines.push_back(fmt::format("Dockerfile {}, context {}, target stage {}", first.dockerfile.string(), first.context.string(),
+                              stage_label(parsed, first.final_stage)));
+  std::vector<VariantPlan> to_build;
+  for (const auto& variant : prepared) {
+    if (!variant.cached) to_build.push_back(variant.plan);
+  }
+  std::vector<std::string> shared;
+  for (const auto stage : shared_stages(to_build)) shared.push_back(stage_label(parsed, stage));
+  if (!shared.empty()) {
+    lines.push_back(fmt::format("stages every variant builds alike, built once first: {}", util::join(shared, ", ")));
+  }
+  for (const auto& variant : prepared) {
+    const auto& plan = variant.plan;
+    lines.push_back(fmt::format("{} ({}): {}", plan.id(), plan.variant->platform.str(),
+                                variant.cached ? "unchanged, reused: " + variant.cached->manifest.digest.str()
+                                               : std::string("to build")));
+    std::vector<std::string> args;
+    for (const auto& [name, value] : plan.dockerfile->args) args.push_back(name + "=" + value);
+    if (!args.empty()) lines.push_back("  build arguments: " + util::join(args, " "));
+    for (std::size_t i = 0; i < plan.dockerfile->stages.size(); ++i) {
+      const auto& source = plan.dockerfile->stages[i];
+      const auto from = source.kind == StageSource::Kind::stage ? "stage " + stage_label(parsed, source.stage)
+                        : source.kind == StageSource::Kind::scratch
+                            ? std::string("scratch")
+                            : fmt::format("{} ({})", source.text, variant.images[i]->manifest_descriptor.digest.str());
+      lines.push_back(fmt::format("  stage {}: FROM {}{}", stage_label(parsed, i), from,
+                                  i == root_stage(*plan.dockerfile) ? "  <- base" : ""));
+    }
+  }
+  return lines;
+}
+
+namespace {
+
+Result<std::vector<BuiltVariant>> build_prepared(DockerfileBuild& build, std::vector<PreparedVariant>& prepared) {
+  std::vector<std::string> errors;
   std::vector<PreparedVariant*> to_build;
   for (auto& variant : prepared) {
     if (variant.cached) {
@@ -181,6 +229,14 @@ Result<std::vector<BuiltVariant>> build_dockerfile_variants(DockerfileBuild& bui
   }
   HWIMG_TRY(joined_errors(errors));
   return variants_built;
+}
+
+}  // namespace
+
+Result<std::vector<BuiltVariant>> build_dockerfile_variants(DockerfileBuild& build,
+                                                            const std::vector<matrix::Variant>& variants) {
+  HWIMG_TRY_ASSIGN(auto prepared, prepare_all(build, variants));
+  return build_prepared(build, prepared);
 }
 
 }  // namespace hwimg::build

@@ -34,4 +34,9 @@ struct DockerfileBuild {
 [[nodiscard]] Result<std::vector<BuiltVariant>> build_dockerfile_variants(DockerfileBuild& build,
                                                                           const std::vector<matrix::Variant>& variants);
 
+// What build_dockerfile_variants would do, one line each: the stages built once, and per variant
+// its arguments, each stage's image pinned, and whether the layout already has it.
+[[nodiscard]] Result<std::vector<std::string>> explain_dockerfile_variants(DockerfileBuild& build,
+                                                                           const std::vector<matrix::Variant>& variants);
+
 }  // namespace hwimg::build

@@ -31,12 +31,12 @@ Result<void> check_context(const recipe::Recipe& recipe, const fs::path& context
   return {};
 }
 
-std::string stage_names(const recipe::Dockerfile& dockerfile) {
+std::vector<std::string> stage_names(const recipe::Dockerfile& dockerfile) {
   std::vector<std::string> names;
   for (std::size_t i = 0; i < dockerfile.stages.size(); ++i) {
     names.push_back(dockerfile.stages[i].name.empty() ? std::to_string(i) : dockerfile.stages[i].name);
   }
-  return util::join(names, ", ");
+  return names;
 }
 
 Result<std::vector<StageSource>> stage_sources(const recipe::Dockerfile& dockerfile, const recipe::ArgValues& args) {
@@ -118,9 +118,9 @@ Result<VariantPlan> plan_dockerfile_variant(const recipe::Recipe& recipe,
     HWIMG_TRY_ASSIGN(const auto target, recipe::substitute(*spec.target, plan.variables));
     const auto stage = dockerfile->find_stage(target);
     if (!stage) {
+      const auto names = stage_names(*dockerfile);
       return fail("{}: no stage named \"{}\" in {}{}; stages: {}", spec.target->location.str(), target,
-                  dockerfile->file.string(), util::did_you_mean(target, util::split(stage_names(*dockerfile), ',')),
-                  stage_names(*dockerfile));
+                  dockerfile->file.string(), util::did_you_mean(target, names), util::join(names, ", "));
     }
     planned.target = target;
     planned.final_stage = *stage;

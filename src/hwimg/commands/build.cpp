@@ -97,7 +97,7 @@ Result<int> run_build(BuildArguments arguments) {
       request.base_layers = build::BaseLayers::left_in_registry;
     }
     push = std::move(*destination);
-  } else if (!keeps_layout) {
+  } else if (!keeps_layout && request.mode == build::BuildMode::build) {
     return fail_usage("failed to build: name where the images go, -o DIR and/or --push REGISTRY/REPO:TAG");
   }
   // The probe's CPU, overrides applied: the platform builder images are resolved for.
@@ -105,6 +105,10 @@ Result<int> run_build(BuildArguments arguments) {
   HWIMG_TRY_ASSIGN(const auto cpu, probe::probe_host_cpu(probe));
   request.host_platform = build::host_platform(cpu.arch, cpu.level);
   HWIMG_TRY_ASSIGN(const auto report, build::build_recipe(request));
+  if (request.mode == build::BuildMode::explain) {
+    for (const auto& line : report.plan) fmt::print("{}\n", line);
+    return 0;
+  }
   if (staging) HWIMG_TRY(staging->keep_only(request.tag));
   std::optional<registry::PushSummary> pushed;
   if (push) {

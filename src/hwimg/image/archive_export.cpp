@@ -64,8 +64,10 @@ std::string archive_index(const oci::Descriptor& manifest, const ArchiveOptions&
   // whose platform names a level (v2...) (docs/compatibility.md#image-archives).
   oci::Descriptor entry{manifest.media_type, manifest.digest, manifest.size, std::nullopt, {}};
   if (!options.ref_name.empty()) entry.annotations[std::string(oci::ref_name_annotation)] = options.ref_name;
-  // containerd (Docker's image store) names an imported image by this annotation.
-  if (options.format == ArchiveFormat::docker && !options.repo_tags.empty()) {
+  // The image's full name, as Docker 25's `docker save` writes it in either archive: containerd
+  // (Docker's image store) and podman load (libimage's nameFromAnnotations, before the ref.name,
+  // which is only the tag) name a loaded image by it (docs/compatibility.md#image-archives).
+  if (!options.repo_tags.empty()) {
     if (const auto name = registry::parse_reference(options.repo_tags.front())) {
       entry.annotations["io.containerd.image.name"] = name->str();
     }

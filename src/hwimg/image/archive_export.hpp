@@ -32,8 +32,8 @@ struct ArchiveSummary {
 [[nodiscard]] std::string docker_archive_manifest(const oci::Manifest& manifest,
                                                   const std::vector<std::string>& repo_tags);
 
-// index.json of the archive: the one manifest, with its ref name (and for docker its image name,
-// which containerd's importer reads).
+// index.json of the archive: the one manifest, with its ref name (the tag) and its full image name
+// (io.containerd.image.name), which containerd's importer and podman load name the image by.
 [[nodiscard]] std::string archive_index(const oci::Descriptor& manifest, const ArchiveOptions& options);
 
 // Writes the image `manifest` names to `output` (entries dated `options.mtime`, so the same image

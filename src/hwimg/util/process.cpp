@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "hwimg/util/fd.hpp"
@@ -63,6 +64,7 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   auto argv = c_strings(argv_strings);
   auto envp = c_strings(env_strings);
 
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     return fail("failed to start {}: {}", spec.argv[0], errno_text(errno));
@@ -70,6 +72,9 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   if (pid == 0) {
     // Own process group, so a timeout kills the whole pipeline the command started.
     ::setpgid(0, 0);
+    // Not outliving hwimg: an interrupted build stops its buildah (which cleans up on SIGTERM)
+    // instead of leaving it running in a group the terminal's Ctrl-C does not reach.
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent) ::_exit(126);
     if (spec.standard_input) {
       ::dup2(input_read.get(), STDIN_FILENO);
     } else {

@@ -1,0 +1,162 @@
+// Planning the variants of a Dockerfile recipe: build arguments substituted per variant, what each
+// stage starts from, the stages all variants build alike, FROM lines pinned to digests, and the
+// Dockerfile line of the instruction buildah's output says failed.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "hwimg/build/buildah.hpp"
+#include "hwimg/build/dockerfile_plan.hpp"
+#include "hwimg/build/dockerfile_variant.hpp"
+#include "hwimg/matrix/expand.hpp"
+#include "hwimg/util/files.hpp"
+
+using namespace hwimg;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view dockerfile_text =
+    "ARG BUILDER=registry.example.org/debian/builder:bookworm\n"
+    "ARG BASE=registry.example.org/debian/runtime:bookworm\n"
+    "FROM ${BUILDER} AS deps\n"
+    "RUN echo shared\n"
+    "FROM deps AS build\n"
+    "ARG MARCH\n"
+    "RUN g++ $MARCH -o /app app.cpp\n"
+    "FROM ${BUILDER} AS docs\n"
+    "RUN echo unused\n"
+    "FROM ${BASE} AS runtime\n"
+    "COPY --from=build /app /app\n";
+
+struct Project {
+  util::TempDir directory;
+  recipe::Recipe recipe;
+  std::shared_ptr<const recipe::Dockerfile> dockerfile;
+};
+
+Project project(std::string_view recipe_text = "name: app\ndockerfile: Dockerfile\nargs: {MARCH: \"${cpu.march}\"}\n") {
+  auto directory = util::TempDir::create(fs::temp_directory_path(), "hwimg-test-dockerfile-");
+  REQUIRE(directory);
+  REQUIRE(util::write_file_atomic(directory->path() / "Dockerfile", dockerfile_text));
+  REQUIRE(util::write_file_atomic(directory->path() / "app.yaml", recipe_text));
+  auto recipe = recipe::load_recipe(directory->path() / "app.yaml");
+  REQUIRE_MESSAGE(recipe.has_value(), recipe.error().message);
+  auto dockerfile = build::load_recipe_dockerfile(*recipe);
+  REQUIRE_MESSAGE(dockerfile.has_value(), dockerfile.error().message);
+  return {std::move(*directory), std::move(*recipe), std::move(*dockerfile)};
+}
+
+std::vector<matrix::Variant> cpu_variants() {
+  const auto file = matrix::parse_matrix_text("axes: {gpu: [none], cpu: [x86-64-v2, x86-64-v3]}\n", "m.yaml");
+  return matrix::expand_matrix(file, {}).variants;
+}
+
+build::VariantPlan plan(const Project& p, const matrix::Variant& variant) {
+  auto planned = build::plan_dockerfile_variant(p.recipe, p.dockerfile, variant);
+  REQUIRE_MESSAGE(planned.has_value(), planned.error().message);
+  return std::move(*planned);
+}
+
+}  // namespace
+
+TEST_CASE("a Dockerfile variant's plan: arguments substituted, stage sources, the base the final stage leaves from") {
+  const auto p = project();
+  const auto variants = cpu_variants();
+  const auto planned = plan(p, variants[1]);
+  REQUIRE(planned.dockerfile.has_value());
+  const auto& dockerfile = *planned.dockerfile;
+  CHECK(dockerfile.args == std::vector<std::pair<std::string, std::string>>{{"MARCH", variants[1].variables.at("cpu.march")}});
+  CHECK(dockerfile.context == p.directory.path());
+  CHECK(dockerfile.final_stage == 3);
+  REQUIRE(dockerfile.stages.size() == 4);
+  CHECK(dockerfile.stages[0].kind == build::StageSource::Kind::image);
+  CHECK(dockerfile.stages[0].text == "registry.example.org/debian/builder:bookworm");
+  CHECK(dockerfile.stages[1].kind == build::StageSource::Kind::stage);
+  CHECK(dockerfile.stages[1].stage == 0);
+  CHECK(planned.base_text == "registry.example.org/debian/runtime:bookworm");
+  CHECK(planned.base_location.str() == (p.directory.path() / "Dockerfile").string() + ":10:6");
+  CHECK(build::undeclared_arguments(planned).empty());
+}
+
+TEST_CASE("the stages every variant builds alike are the ones the target needs and no other shared one builds on") {
+  const auto p = project();
+  const auto variants = cpu_variants();
+  const std::vector<build::VariantPlan> plans{plan(p, variants[0]), plan(p, variants[1])};
+  // deps: shared; build: uses MARCH; docs: not needed by the target; runtime: the target itself.
+  CHECK(build::shared_stages(plans) == std::vector<std::size_t>{0});
+  CHECK(build::shared_stages(std::span(plans).first(1)).empty());
+  CHECK(build::stage_signature(plans[0], 1) != build::stage_signature(plans[1], 1));
+}
+
+TEST_CASE("a target, a context and undeclared arguments of a Dockerfile recipe") {
+  const auto variants = cpu_variants();
+  {
+    const auto p = project("name: app\ndockerfile: Dockerfile\ntarget: BUILD\nargs: {MARCH: x, CUDA_ARCHS: \"80\"}\n");
+    const auto planned = plan(p, variants[0]);
+    CHECK(planned.dockerfile->final_stage == 1);
+    CHECK(planned.base_text == "registry.example.org/debian/builder:bookworm");
+    CHECK(build::undeclared_arguments(planned) == std::vector<std::string>{"CUDA_ARCHS"});
+  }
+  {
+    const auto p = project("name: app\ndockerfile: Dockerfile\ntarget: runtim\n");
+    const auto planned = build::plan_dockerfile_variant(p.recipe, p.dockerfile, variants[0]);
+    REQUIRE_FALSE(planned.has_value());
+    CHECK(planned.error().message.find("app.yaml:3:9: no stage named \"runtim\"") != std::string::npos);
+    CHECK(planned.error().message.find("(did you mean runtime?); stages: deps, build, docs, runtime") != std::string::npos);
+  }
+  {
+    const auto p = project("name: app\ndockerfile: Dockerfile\ncontext: ..\n");
+    const auto planned = build::plan_dockerfile_variant(p.recipe, p.dockerfile, variants[0]);
+    REQUIRE_FALSE(planned.has_value());
+    CHECK(planned.error().message.find("app.yaml:3:10: build context \"..\" escapes the recipe's directory") != std::string::npos);
+  }
+}
+
+TEST_CASE("FROM lines of registry images are pinned to the digest the build resolved") {
+  const auto p = project();
+  const auto variants = cpu_variants();
+  const auto planned = plan(p, variants[0]);
+  auto base = std::make_shared<build::BaseImage>();
+  base->source = image::parse_image_reference("registry.example.org/debian/runtime:bookworm").value();
+  base->manifest_descriptor.digest =
+      oci::Digest::parse("sha256:1111111111111111111111111111111111111111111111111111111111111111").value();
+  const build::StageImages images{nullptr, nullptr, nullptr, base};
+  const auto pinned = build::pinned_dockerfile(planned, images);
+  REQUIRE(pinned.has_value());
+  CHECK(pinned->find("FROM registry.example.org/debian/runtime@sha256:1111111111111111111111111111111111111111111111111111111111111111 AS runtime\n") != std::string::npos);
+  CHECK(pinned->find("FROM ${BUILDER} AS deps\n") != std::string::npos);  // not resolved here: left as written
+  CHECK(std::ranges::count(*pinned, '\n') == std::ranges::count(dockerfile_text, '\n'));  // lines keep their numbers
+}
+
+TEST_CASE("the failed instruction is found from buildah's last STEP line") {
+  const auto p = project();
+  const auto& dockerfile = *p.dockerfile;
+  const auto* failed = build::failed_instruction(
+      "[1/4] STEP 1/2: FROM registry.example.org/debian/builder@sha256:11 AS deps\n"
+      "[1/4] STEP 2/2: RUN echo shared\n--> Using cache 2aee\n"
+      "[2/4] STEP 3/3: RUN g++ $MARCH -o /app app.cpp\ng++: error: app.cpp: No such file\n"
+      "Error: building at STEP \"RUN g++ $MARCH -o /app app.cpp\": exit status 1\n",
+      dockerfile);
+  REQUIRE(failed != nullptr);
+  CHECK(failed->line == 7);
+  CHECK(failed->keyword == "RUN");
+  CHECK(build::failed_instruction("STEP 2/2: RUN echo shared\n", dockerfile)->line == 4);
+  // A count that does not land on an instruction of that kind names none rather than a wrong one.
+  CHECK(build::failed_instruction("[2/4] STEP 2/3: RUN g++\n", dockerfile) == nullptr);
+  CHECK(build::failed_instruction("no steps at all\n", dockerfile) == nullptr);
+  CHECK(build::failed_instruction("[9/9] STEP 1/1: FROM x\n", dockerfile) == nullptr);
+}
+
+TEST_CASE("buildah is found through HWIMG_BUILDAH or PATH, and its absence says how to install it") {
+  const auto missing = build::find_buildah({{"PATH", "/nonexistent-a:/nonexistent-b"}});
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().message.find("apt-get install buildah") != std::string::npos);
+  const auto named = build::find_buildah({{"HWIMG_BUILDAH", "/bin/sh"}, {"PATH", ""}});
+  REQUIRE(named.has_value());
+  CHECK(*named == "/bin/sh");
+  const auto wrong = build::find_buildah({{"HWIMG_BUILDAH", "/nonexistent/buildah"}});
+  REQUIRE_FALSE(wrong.has_value());
+  CHECK(wrong.error().message.find("HWIMG_BUILDAH names /nonexistent/buildah") != std::string::npos);
+}
