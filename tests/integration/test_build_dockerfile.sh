@@ -199,11 +199,16 @@ printf 'ARG BASE\nFROM ${BASE}\nCOPY hello.txt /hello.txt\n' >"$e/ctx/Dockerfile
 printf 'ARG BASE\nFROM ${BASE}\nARG MARCH\nRUN echo "about to fail with $MARCH" && exit 3\n' >"$e/fails/Dockerfile"
 small=(--matrix "$e/one.yaml" --tag 1 --cache "$e/cache" "${tls[@]}")
 
-echo "buildah missing"
-HWIMG_BUILDAH=$TEST_TMP/no-such-buildah hw_fails build "$app/recipe.yaml" -o "$e/missing" --cache "$e/cache" "${tls[@]}"
+echo "buildah missing: not on PATH; HWIMG_BUILDAH naming no file"
+mkdir -p "$e/empty-path"
+PATH=$e/empty-path hw_fails build "$app/recipe.yaml" -o "$e/missing" --cache "$e/cache" "${tls[@]}"
 assert_eq 1 "$(errors_in "$OUT")" "buildah missing: one error line: $OUT"
 assert_contains "$OUT" "apt-get install buildah" "buildah missing: how to install it"
 [ ! -e "$e/missing" ] || fail "buildah missing: $e/missing was written"
+HWIMG_BUILDAH=$e/no-such-buildah hw_fails build "$app/recipe.yaml" -o "$e/missing" --cache "$e/cache" "${tls[@]}"
+assert_eq 1 "$(errors_in "$OUT")" "HWIMG_BUILDAH naming no file: one error line: $OUT"
+assert_contains "$OUT" "$e/no-such-buildah" "HWIMG_BUILDAH naming no file: the path"
+[ ! -e "$e/missing" ] || fail "HWIMG_BUILDAH naming no file: $e/missing was written"
 
 echo "a RUN that fails"
 hw_fails build --dockerfile "$e/fails/Dockerfile" --build-arg "BASE=$reg/debian/runtime:bookworm" \
@@ -212,7 +217,9 @@ assert_eq 1 "$(errors_in "$OUT")" "failing RUN: one error line: $OUT"
 error=$(grep '^hwimg: error:' <<<"$OUT")
 assert_contains "$error" "cpu-x86-64-v3" "failing RUN: the variant"
 assert_contains "$error" "Dockerfile:4" "failing RUN: the Dockerfile line"
-assert_contains "$error" "about to fail with $(march_of cpu-x86-64-v3)" "failing RUN: the last lines of its output"
+# The step's last lines follow the error line.
+assert_contains "$(sed -n '/^hwimg: error:/,$p' <<<"$OUT")" "about to fail with $(march_of cpu-x86-64-v3)" \
+  "failing RUN: the last lines of its output, after the error"
 [ ! -e "$e/run" ] || fail "failing RUN: $e/run was written"
 
 echo "an argument the Dockerfile does not declare: a warning, the build goes on"
@@ -242,8 +249,11 @@ assert_contains "$OUT" "recipe.yaml:4:" "escaping context: recipe:line:column of
 [ ! -e "$e/escape/out" ] || fail "escaping context: $e/escape/out was written"
 
 step "into a fresh layout and cache, interrupted (SIGINT to hwimg and buildah, as Ctrl-C sends it): the layout valid or absent"
+# A session of its own, so the signal reaches hwimg and its buildah as a terminal's Ctrl-C would, and
+# SIGINT back to its default: bash starts background commands with SIGINT ignored.
 L2=$TEST_TMP/L2
-setsid "$HWIMG" build "$app/recipe.yaml" -o "$L2" --tag 1.0 -j 2 -v --cache "$TEST_TMP/cache2" "${tls[@]}" \
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.setsid(); os.execvp(sys.argv[1], sys.argv[1:])' \
+  "$HWIMG" build "$app/recipe.yaml" -o "$L2" --tag 1.0 -j 2 -v --cache "$TEST_TMP/cache2" "${tls[@]}" \
   >"$TEST_TMP/interrupted.log" 2>&1 &
 group=$!
 add_cleanup "kill -KILL -- -$group 2>/dev/null"
@@ -255,8 +265,10 @@ done
 kill -INT -- "-$group" 2>/dev/null || true
 status=0
 wait "$group" || status=$?
-[ "$status" != 0 ] || echo "note: the build finished before the interrupt reached it"
-echo "interrupted build: exit $status, $(grep -c ' | ' "$TEST_TMP/interrupted.log" || true) lines of buildah output"
+[ "$status" != 0 ] || fail "the build was not interrupted (it finished): $(tail -5 "$TEST_TMP/interrupted.log")"
+echo "interrupted build: exit $status after $(grep -c ' | ' "$TEST_TMP/interrupted.log" || true) lines of buildah output"
+for _ in $(seq 1 100); do pgrep -g "$group" >/dev/null || break; sleep 0.1; done
+assert_eq "" "$(pgrep -a -g "$group" || true)" "processes of the interrupted build still running 10 s later"
 if [ -f "$L2/index.json" ]; then
   jq -e . "$L2/index.json" >/dev/null || fail "the interrupted build left an index.json that is not JSON"
   for digest in $(jq -r '.manifests[].digest' "$L2/index.json"); do
@@ -266,10 +278,12 @@ if [ -f "$L2/index.json" ]; then
   done
   if [ -n "$(tag_digest "$L2" 1.0)" ]; then check_layout "$L2" 1.0; fi
 fi
+
 step "the rerun completes: same inputs and SOURCE_DATE_EPOCH, the same index digest as the first build"
 hw_ok build "$app/recipe.yaml" -o "$L2" --tag 1.0 -j 2 --cache "$TEST_TMP/cache2" "${tls[@]}"
 assert_eq "$index" "$(tag_digest "$L2" 1.0)" "index digest of the second layout"
 check_layout "$L2" 1.0
+assert_eq "" "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name "hwimg-build-$group-*")" "the interrupted build's scratch directories after the rerun"
 
 step "one variant again with fresh buildah storage (every step run again): the same manifest digest"
 saved=$CONTAINERS_STORAGE_CONF
