@@ -24,7 +24,10 @@ recipe::LocatedString flag_value(std::string value, std::string flag) {
 Result<std::optional<recipe::DockerfileSpec>> dockerfile_spec(const DockerfileFlags& flags,
                                                               const std::filesystem::path& recipe) {
   if (flags.file.empty()) {
-    if (recipe.empty()) return fail_usage("failed to build: name a recipe file, or a Dockerfile with --dockerfile FILE");
+    if (recipe.empty()) {
+      return fail_usage("failed to build: name a recipe file, or a Dockerfile with --dockerfile FILE (see hwimg build "
+                        "--help)");
+    }
     if (!flags.context.empty() || !flags.target.empty() || !flags.args.empty()) {
       return fail_usage("failed to build {}: --context, --target and --build-arg go with --dockerfile; a recipe "
                         "names them as context:, target: and args:", recipe.string());

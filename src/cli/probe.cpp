@@ -52,6 +52,8 @@ void define_probe_command(CLI::App& subcommand, Action& action) {
       "                               probed GPUs (which keep their names and UUIDs); empty: no GPU\n"
       "  HWIMG_OVERRIDE_CPU_LEVEL     a generic CPU of this level (\"x86-64-v2\", \"armv8.2a\"): the\n"
       "                               level's features only, no named microarchitecture\n"
+      "  HWIMG_CPUID_FILE             decode these recorded CPUID values (hwimg probe --cpuid-dump) instead\n"
+      "                               of this CPU's: probe a recorded Intel or AMD CPU on any machine\n"
       "  HWIMG_CUDA_PROBE_TIMEOUT_MS  how long NVML and the CUDA driver may take, each (default 5000)\n"
       "Overrides also apply where select, check and serve probe; --host FILE is read as written.\n"
       "No NVIDIA driver gives \"nvidia\": null and exit status 0.");

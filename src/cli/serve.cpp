@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "choice_option.hpp"
 #include "commands.hpp"
 #include "hwimg/commands/serve.hpp"
 
@@ -31,6 +32,11 @@ void define_serve_command(CLI::App& subcommand, Action& action) {
                       "directory of config.json with the node's credentials (default: $DOCKER_AUTH_CONFIG's "
                       "credentials, then $DOCKER_CONFIG or ~/.docker)");
   command->add_option("--ttl", arguments->ttl, "How long a tag's answer is kept (ms, s, m, h)")->capture_default_str();
+  add_choice_option(*command, "--foreign", arguments->foreign,
+                    {{"pass-through", serve::ForeignImages::pass_through}, {"select", serve::ForeignImages::select}},
+                    "Tags of images hwimg did not build: pass them on unchanged, or answer with the entry hwimg select "
+                    "picks (platform level such as linux/amd64/v3, NVIDIA_REQUIRE_* in configs); none fits: "
+                    "MANIFEST_UNKNOWN with the reasons");
   command->add_option("--refresh", arguments->refresh, "How often the node's facts are probed again; SIGHUP does it "
                                                        "at once")
       ->capture_default_str();

@@ -19,7 +19,10 @@ ROWS=(
   "build recipe.yaml --push bad!!ref -- failed to parse reference \"bad!!ref\""
   "build recipe.yaml --push 127.0.0.1:5000/app -- name the tag to push to"
   "build recipe.yaml -- name where the images go"
-  "build -- recipe is required"
+  "build -- name a recipe file, or a Dockerfile with --dockerfile FILE"
+  "build recipe.yaml --dockerfile Dockerfile -o out -- name a recipe file (recipe.yaml) or --dockerfile Dockerfile, not both"
+  "build --dockerfile Dockerfile --build-arg MARCH -o out -- invalid --build-arg \"MARCH\": expected NAME=VALUE"
+  "build recipe.yaml --build-arg A=1 -o out -- --context, --target and --build-arg go with --dockerfile"
   "build recipe.yaml -o out --no-such-flag -- --no-such-flag"
   "inspect bad!!ref -- failed to parse reference \"bad!!ref\""
   "inspect oci:layout:bad@@tag -- invalid tag \"bad@@tag\""
@@ -57,7 +60,7 @@ ROWS=(
   "cache lss -- hwimg: error: unknown command \"lss\" (did you mean ls?); hwimg cache --help lists the commands"
   "cache -- hwimg: error: hwimg cache needs a command: ls, prune (hwimg cache --help)"
   "select oci:layout:1 extra -- hwimg: error: unexpected argument extra for hwimg select (see hwimg select --help)"
-  "build -- hwimg: error: recipe is required (see hwimg build --help)"
+  "build -- hwimg: error: failed to build: name a recipe file, or a Dockerfile with --dockerfile FILE (see hwimg build --help)"
 )
 
 FAILED=()

@@ -80,3 +80,50 @@ TEST_CASE("a variant manifest the source serves wrongly is an error, not an answ
   CHECK(answer.error().message.starts_with("failed to read blob " + s.v3.digest.str()));
   CHECK(answer.error().message.find("size is 2 bytes") != std::string::npos);
 }
+
+TEST_CASE("--foreign select: an index made by others is answered with the entry select picks by platform level") {
+  Stencil s;
+  // What docker buildx writes for amd64 levels: platforms only, no hwimg annotations.
+  auto v2 = s.v2;
+  auto v3 = s.v3;
+  v2.annotations.clear();
+  v3.annotations.clear();
+  const auto foreign = test::put_index(s.memory, {v2, v3});
+  const auto document = document_of(s.memory, foreign);
+  const auto passed = serve::answer_tag(document, "x", s.memory, select_test::cpu_host("x86-64-v3"), {});
+  REQUIRE(passed);
+  CHECK(passed->kind == serve::TagAnswer::Kind::unchanged);  // the default: pass-through
+  const auto v3_host = serve::answer_tag(document, "x", s.memory, select_test::cpu_host("x86-64-v3"), {},
+                                         serve::ForeignImages::select);
+  REQUIRE_MESSAGE(v3_host.has_value(), v3_host.error().message);
+  CHECK(v3_host->kind == serve::TagAnswer::Kind::variant);
+  CHECK(v3_host->digest == v3.digest);
+  const auto v2_host = serve::answer_tag(document, "x", s.memory, select_test::cpu_host("x86-64-v2"), {},
+                                         serve::ForeignImages::select);
+  REQUIRE(v2_host);
+  CHECK(v2_host->digest == v2.digest);
+  const auto v1_host = serve::answer_tag(document, "registry.example.org/other:1", s.memory,
+                                         select_test::cpu_host("x86-64-v1"), {}, serve::ForeignImages::select);
+  REQUIRE(v1_host);
+  CHECK(v1_host->kind == serve::TagAnswer::Kind::no_match);
+  CHECK(v1_host->reason.starts_with("hwimg: no variant of registry.example.org/other:1 runs on this node: "));
+}
+
+TEST_CASE("--foreign select: a CUDA image whose NVIDIA_REQUIRE_CUDA the node fails is refused, one that fits passes") {
+  image::MemoryReader memory{"registry.example.org/cuda-app"};
+  const auto image = test::put_image(memory, {"linux", "amd64", ""}, {"NVIDIA_REQUIRE_CUDA=cuda>=12.8"});
+  const auto document = document_of(memory, image);
+  const auto old_driver = select_test::with_gpus(select_test::cpu_host("x86-64-v3"), "535.183.01", "12.2", {"9.0"});
+  const auto refused = serve::answer_tag(document, "registry.example.org/cuda-app:1", memory, old_driver, {},
+                                         serve::ForeignImages::select);
+  REQUIRE_MESSAGE(refused.has_value(), refused.error().message);
+  CHECK(refused->kind == serve::TagAnswer::Kind::no_match);
+  CHECK(refused->reason.find("cuda>=12.8") != std::string::npos);
+  const auto new_driver = select_test::with_gpus(select_test::cpu_host("x86-64-v3"), "570.195.03", "12.8", {"9.0"});
+  const auto fits = serve::answer_tag(document, "x", memory, new_driver, {}, serve::ForeignImages::select);
+  REQUIRE(fits);
+  CHECK(fits->kind == serve::TagAnswer::Kind::unchanged);
+  CHECK(fits->digest == image.digest);
+  // Passed through untouched without --foreign select, whatever the driver.
+  CHECK(serve::answer_tag(document, "x", memory, old_driver, {})->kind == serve::TagAnswer::Kind::unchanged);
+}

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "hwimg/image/blob_cache.hpp"
+#include "hwimg/commands/usage.hpp"
 #include "hwimg/probe/overrides.hpp"
 #include "hwimg/util/files.hpp"
 
@@ -80,6 +81,12 @@ Result<probe::ProbeOptions> probe_options() {
   }
   if (const char* value = environment("HWIMG_OVERRIDE_CPU_LEVEL"); value != nullptr && *value != '\0') {
     HWIMG_TRY_ASSIGN(options.cpu_level_override, probe::parse_cpu_level_override(value));
+  }
+  if (const char* value = environment("HWIMG_CPUID_FILE"); value != nullptr && *value != '\0') {
+    HWIMG_TRY_ASSIGN(const auto text, as_usage_error(with_context(util::read_file(value), "failed to read HWIMG_CPUID_FILE")));
+    HWIMG_TRY_ASSIGN(options.cpuid, as_usage_error(with_context(probe::parse_cpuid_dump(text, value),
+                                                                "failed to read HWIMG_CPUID_FILE")));
+    options.cpuid_file = value;
   }
   if (const char* value = environment("HWIMG_CUDA_PROBE_TIMEOUT_MS"); value != nullptr && *value != '\0') {
     const std::string_view text = value;

@@ -40,6 +40,7 @@ Result<int> run_serve(const ServeArguments& arguments) {
   HWIMG_TRY_ASSIGN(options.mirror.gpus,
                    select::choose_gpu_selection(arguments.gpus, variable("NVIDIA_VISIBLE_DEVICES")));
   HWIMG_TRY_ASSIGN(options.mirror.ttl, util::parse_duration(arguments.ttl));
+  options.mirror.foreign = arguments.foreign;
   HWIMG_TRY_ASSIGN(options.refresh, positive_duration("--refresh", arguments.refresh));
   HWIMG_TRY_ASSIGN(options.upstream_check, positive_duration("--upstream-check", arguments.upstream_check));
   options.http.connection_limit = arguments.max_connections;

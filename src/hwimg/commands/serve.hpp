@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hwimg/commands/terminal_output.hpp"
+#include "hwimg/serve/tag_answer.hpp"
 #include "hwimg/util/error.hpp"
 
 namespace hwimg::commands {
@@ -21,6 +22,7 @@ struct ServeArguments {
   std::filesystem::path ca_file;
   std::filesystem::path docker_config_dir;  // empty: $DOCKER_CONFIG or ~/.docker
   std::string ttl = "60s";
+  serve::ForeignImages foreign = serve::ForeignImages::pass_through;  // --foreign
   std::string refresh = "10m";
   std::string upstream_check = "60s";
   // Limits (docs/serve.md#limits).

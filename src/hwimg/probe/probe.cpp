@@ -132,6 +132,10 @@ std::optional<NvidiaFacts> probe_libraries(const ProbeOptions& options, const St
 // The overrides after the probes, each recorded so that explanations show it.
 Result<HostFacts> apply_overrides(HostFacts facts, const ProbeOptions& options) {
   const auto log = [&](const std::string& line) { options.output->log(fmt::format("probe: {}", line)); };
+  if (options.cpuid) {
+    facts.overrides.push_back(fmt::format("HWIMG_CPUID_FILE=\"{}\"", options.cpuid_file.string()));
+    log(fmt::format("cpu: the CPUID values recorded in {} (HWIMG_CPUID_FILE)", options.cpuid_file.string()));
+  }
   if (options.cuda_override) {
     facts.overrides.push_back(fmt::format("HWIMG_OVERRIDE_CUDA=\"{}\"", *options.cuda_override));
   }
@@ -152,6 +156,7 @@ Result<HostFacts> apply_overrides(HostFacts facts, const ProbeOptions& options) 
 }  // namespace
 
 CpuFacts probe_cpu([[maybe_unused]] const ProbeOptions& options) {
+  if (options.cpuid) return decode_x86(*options.cpuid);
 #if defined(__x86_64__)
   return decode_x86(read_cpuid());
 #elif defined(__aarch64__)

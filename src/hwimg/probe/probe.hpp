@@ -13,6 +13,7 @@
 #include "hwimg/hw/cpu_targets.hpp"
 #include "hwimg/hw/gpu_target.hpp"
 #include "hwimg/probe/host_facts.hpp"
+#include "hwimg/probe/x86_cpuid.hpp"
 #include "hwimg/util/error.hpp"
 #include "hwimg/util/output.hpp"
 
@@ -30,6 +31,10 @@ struct ProbeOptions {
   // HWIMG_OVERRIDE_COMPUTE_CAPABILITY: one GPU per capability ("8.0,9.0"), none when empty.
   std::optional<std::vector<hw::ComputeCapability>> compute_capability_override;
   const hw::CpuTarget* cpu_level_override = nullptr;  // HWIMG_OVERRIDE_CPU_LEVEL: a generic level
+  // HWIMG_CPUID_FILE: an x86 CPU's recorded CPUID/XGETBV values (`hwimg probe --cpuid-dump`),
+  // decoded instead of this CPU's, so a recorded Intel or AMD CPU is probed on any machine.
+  std::optional<CpuidSnapshot> cpuid;
+  std::filesystem::path cpuid_file;  // where `cpuid` came from, for the overrides shown
   std::chrono::milliseconds library_timeout{5000};  // HWIMG_CUDA_PROBE_TIMEOUT_MS, per library
   util::Output* output = &util::null_output();      // logs each step's outcome (--verbose)
 };

@@ -280,7 +280,7 @@ Result<SharedOutcome> Mirror::judge_tag(registry::Client& client, const Route& r
     }
   }
   const auto facts = m_host.facts();
-  HWIMG_TRY_ASSIGN(auto judged, answer_tag(document, image, reader, *facts, m_settings.gpus));
+  HWIMG_TRY_ASSIGN(auto judged, answer_tag(document, image, reader, *facts, m_settings.gpus, m_settings.foreign));
   if (judged.kind == TagAnswer::Kind::variant) m_manifests.keep(cache_key(judged.digest), judged.bytes);
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(m_now() - started).count();
   switch (judged.kind) {
@@ -289,8 +289,11 @@ Result<SharedOutcome> Mirror::judge_tag(registry::Client& client, const Route& r
       m_output.progress(fmt::format("{} -> variant {} {} ({} ms)", image, judged.variant, judged.digest.str(), elapsed));
       break;
     case TagAnswer::Kind::unchanged:
-      m_output.progress(fmt::format("{} -> {} {}, not an hwimg index: passed through ({} ms)", image,
-                                    judged.media_type, judged.digest.str(), elapsed));
+      m_output.progress(fmt::format("{} -> {} {}, {} ({} ms)", image, judged.media_type, judged.digest.str(),
+                                    m_settings.foreign == ForeignImages::select && judged.explanation.size() > 0
+                                        ? "not an hwimg index; it runs on this node: passed through"
+                                        : "not an hwimg index: passed through",
+                                    elapsed));
       break;
     case TagAnswer::Kind::no_match:
       m_metrics.count_selection("(none)");

@@ -17,6 +17,7 @@
 #include "hwimg/serve/manifest_cache.hpp"
 #include "hwimg/serve/metrics.hpp"
 #include "hwimg/serve/route.hpp"
+#include "hwimg/serve/tag_answer.hpp"
 #include "hwimg/serve/tag_cache.hpp"
 #include "hwimg/serve/upstream_health.hpp"
 #include "hwimg/serve/upstreams.hpp"
@@ -27,6 +28,7 @@ namespace hwimg::serve {
 struct MirrorSettings {
   std::chrono::milliseconds ttl{60'000};  // --ttl: how long a tag's answer is kept
   select::GpuSelection gpus;              // --gpus
+  ForeignImages foreign = ForeignImages::pass_through;  // --foreign
 };
 
 class Mirror {

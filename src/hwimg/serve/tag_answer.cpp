@@ -37,9 +37,12 @@ bool is_hwimg_index(const registry::FetchedManifest& document) {
 
 Result<TagAnswer> answer_tag(const registry::FetchedManifest& document, std::string_view image,
                              image::ImageReader& reader, const probe::HostFacts& host,
-                             const select::GpuSelection& gpus) {
+                             const select::GpuSelection& gpus, ForeignImages foreign) {
   TagAnswer answer;
-  if (!is_hwimg_index(document)) {
+  const bool ours = is_hwimg_index(document);
+  const bool judged = ours || (foreign == ForeignImages::select && (oci::media_type::is_index(document.media_type) ||
+                                                                    oci::media_type::is_manifest(document.media_type)));
+  if (!judged) {
     answer.kind = TagAnswer::Kind::unchanged;
     answer.bytes = document.bytes;
     answer.media_type = document.media_type;
@@ -54,6 +57,14 @@ Result<TagAnswer> answer_tag(const registry::FetchedManifest& document, std::str
   if (!selection.chosen) {
     answer.kind = TagAnswer::Kind::no_match;
     answer.reason = fmt::format("hwimg: no variant of {} runs on this node: {}", image, short_reasons(selection));
+    return answer;
+  }
+  if (!oci::media_type::is_index(document.media_type)) {
+    // A single image that runs here is what the upstream serves.
+    answer.kind = TagAnswer::Kind::unchanged;
+    answer.bytes = document.bytes;
+    answer.media_type = document.media_type;
+    answer.digest = document.digest;
     return answer;
   }
   const auto& chosen = candidates[*selection.chosen].descriptor;

@@ -24,6 +24,11 @@ struct TagAnswer {
   std::string explanation; // variant and no_match: every variant's verdict, as `select --explain`
 };
 
+// What the mirror does with a tag of an image hwimg did not build (`serve --foreign`): pass it on
+// unchanged (the default), or answer it with what `hwimg select` picks from it: the entry of an
+// index whose platform level and config (NVIDIA_REQUIRE_*) fit, a manifest only when it fits.
+enum class ForeignImages { pass_through, select };
+
 // True for an index listing at least one manifest with org.hwimg.* annotations.
 [[nodiscard]] bool is_hwimg_index(const registry::FetchedManifest& document);
 
@@ -31,6 +36,7 @@ struct TagAnswer {
 // manifest is read through `reader`, which must read the same repository.
 [[nodiscard]] Result<TagAnswer> answer_tag(const registry::FetchedManifest& document, std::string_view image,
                                            image::ImageReader& reader, const probe::HostFacts& host,
-                                           const select::GpuSelection& gpus);
+                                           const select::GpuSelection& gpus,
+                                           ForeignImages foreign = ForeignImages::pass_through);
 
 }  // namespace hwimg::serve
