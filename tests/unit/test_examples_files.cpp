@@ -364,10 +364,11 @@ std::vector<std::string> flag_values(const std::vector<std::pair<std::string, st
   return values;
 }
 
-// The options `hwimg serve --help` lists, as docs/commands.md (generated, kept current) shows them.
-std::set<std::string> serve_options() {
+// The options the section `heading` of docs/commands.md (generated from --help, kept current)
+// lists, up to the next command's section.
+std::set<std::string> documented_options(std::string_view heading) {
   const auto reference = read_example("docs/commands.md");
-  const auto start = reference.find("## hwimg serve");
+  const auto start = reference.find(heading);
   REQUIRE(start != std::string::npos);
   const auto end = reference.find("\n## ", start + 1);
   const auto section = reference.substr(start, end == std::string::npos ? std::string::npos : end - start);
@@ -377,18 +378,11 @@ std::set<std::string> serve_options() {
   return options;
 }
 
-// The options `hwimg serve configure-node --help` lists, as docs/commands.md shows them.
-std::set<std::string> configure_node_options() {
-  const auto reference = read_example("docs/commands.md");
-  const auto start = reference.find("### hwimg serve configure-node");
-  REQUIRE(start != std::string::npos);
-  const auto end = reference.find("\n## ", start + 1);
-  const auto section = reference.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  std::set<std::string> options;
-  const std::regex option(R"(\n  (?:-[a-z],)?(--[a-z-]+))");
-  for (std::sregex_iterator it(section.begin(), section.end(), option), stop; it != stop; ++it) options.insert((*it)[1]);
-  return options;
-}
+// The options `hwimg serve --help` lists.
+std::set<std::string> serve_options() { return documented_options("## hwimg serve"); }
+
+// The options `hwimg serve configure-node --help` lists.
+std::set<std::string> configure_node_options() { return documented_options("### hwimg serve configure-node"); }
 
 // The tables of a TOML text with their values, for comparing two files whatever their comments.
 std::vector<std::pair<std::string, std::map<std::string, std::string>>> toml_content(const std::string& text,

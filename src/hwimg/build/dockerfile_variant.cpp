@@ -205,18 +205,7 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
   }
   HWIMG_TRY_ASSIGN(const auto config, with_context(labelled_config(built.config_json, variant), context));
   HWIMG_TRY_ASSIGN(manifest.config, with_context(layout.put_blob(config, oci::media_type::config), context));
-  manifest.annotations = variant.annotations;
-  manifest.annotations[std::string(oci::annotation::created)] = rfc3339(settings.source_date_epoch);
-  for (const auto& [name, value] : plan.annotations) manifest.annotations[name] = value;
-  if (!base.is_scratch()) {
-    manifest.annotations[std::string(oci::annotation::base_digest)] = base.manifest_descriptor.digest.str();
-    manifest.annotations[std::string(oci::annotation::base_name)] = base.name;
-  }
-  HWIMG_TRY_ASSIGN(auto descriptor,
-                   with_context(layout.put_blob(oci::to_json(manifest), oci::media_type::manifest), context));
-  descriptor.platform = variant.platform;
-  descriptor.annotations = variant.annotations;
-  return BuiltVariant{variant.id, std::move(descriptor)};
+  return with_context(store_variant_manifest(plan, base, std::move(manifest), layout, settings), context);
 }
 
 }  // namespace hwimg::build

@@ -172,18 +172,23 @@ Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& bas
   }
   HWIMG_TRY_ASSIGN(manifest.config,
                    with_context(layout.put_blob(oci::to_json(config), oci::media_type::config), context));
+  return with_context(store_variant_manifest(plan, base, std::move(manifest), layout, settings), context);
+}
+
+Result<BuiltVariant> store_variant_manifest(const VariantPlan& plan, const BaseImage& base, oci::Manifest manifest,
+                                            const oci::Layout& layout, const BuildSettings& settings) {
+  const auto& variant = *plan.variant;
   manifest.annotations = variant.annotations;
-  manifest.annotations[std::string(oci::annotation::created)] = created;
+  manifest.annotations[std::string(oci::annotation::created)] = rfc3339(settings.source_date_epoch);
   for (const auto& [name, value] : plan.annotations) manifest.annotations[name] = value;
   if (!base.is_scratch()) {
     manifest.annotations[std::string(oci::annotation::base_digest)] = base.manifest_descriptor.digest.str();
     manifest.annotations[std::string(oci::annotation::base_name)] = base.name;
   }
-  HWIMG_TRY_ASSIGN(auto manifest_descriptor,
-                   with_context(layout.put_blob(oci::to_json(manifest), oci::media_type::manifest), context));
-  manifest_descriptor.platform = variant.platform;
-  manifest_descriptor.annotations = variant.annotations;
-  return BuiltVariant{variant.id, std::move(manifest_descriptor)};
+  HWIMG_TRY_ASSIGN(auto descriptor, layout.put_blob(oci::to_json(manifest), oci::media_type::manifest));
+  descriptor.platform = variant.platform;
+  descriptor.annotations = variant.annotations;
+  return BuiltVariant{variant.id, std::move(descriptor)};
 }
 
 }  // namespace hwimg::build

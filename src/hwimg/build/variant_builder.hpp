@@ -79,6 +79,12 @@ struct CodeChecks {
                                                  const BuildSettings& settings, const LayoutProvider& layout,
                                                  LayerMemo& memo, CodeChecks checks);
 
+// Writes the variant's manifest (its config and layers set) with the variant's annotations, the
+// recipe's, `created` and the base's name and digest; the descriptor the index lists.
+[[nodiscard]] Result<BuiltVariant> store_variant_manifest(const VariantPlan& plan, const BaseImage& base,
+                                                          oci::Manifest manifest, const oci::Layout& layout,
+                                                          const BuildSettings& settings);
+
 // RFC 3339 UTC time of a Unix timestamp, as image configs and annotations write it.
 [[nodiscard]] std::string rfc3339(std::int64_t seconds);
 
