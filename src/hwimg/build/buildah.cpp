@@ -96,13 +96,23 @@ Result<util::ProcessResult> Buildah::build(const BuildahBuild& build) const {
   if (!m_options.tls_verify) spec.argv.emplace_back("--tls-verify=false");
   if (build.target) spec.argv.insert(spec.argv.end(), {"--target", *build.target});
   for (const auto& [name, value] : build.args) spec.argv.insert(spec.argv.end(), {"--build-arg", name + "=" + value});
-  if (build.layout) {
-    spec.argv.insert(spec.argv.end(), {"--tag", fmt::format("oci:{}:{}", build.layout->string(), buildah_image_name)});
-  }
+  if (build.image_id_file) spec.argv.insert(spec.argv.end(), {"--iidfile", build.image_id_file->string()});
   spec.argv.push_back(build.context.string());
   spec.echo_output = m_options.verbosity == Verbosity::verbose;
   spec.echo_prefix = build.name + " | ";
   return with_context(util::run_process(spec), "failed to run " + m_options.program.string());
+}
+
+Result<void> Buildah::push(std::string_view image_id, const fs::path& directory) const {
+  util::ProcessSpec spec;
+  spec.argv = {m_options.program.string(), "push", "--disable-compression", "--quiet", std::string(image_id),
+               fmt::format("oci:{}:{}", directory.string(), buildah_image_name)};
+  HWIMG_TRY_ASSIGN(const auto result, with_context(util::run_process(spec), "failed to run " + m_options.program.string()));
+  if (result.exit_status != 0) {
+    return fail("failed to copy image {} out of buildah's storage (buildah push exited with status {}): {}", image_id,
+                result.exit_status, util::tail_lines(result.output, 5));
+  }
+  return {};
 }
 
 const recipe::Instruction* failed_instruction(std::string_view output, const recipe::Dockerfile& dockerfile) {

@@ -36,8 +36,8 @@ struct BuildahBuild {
   std::filesystem::path context;
   std::optional<std::string> target;  // --target
   std::vector<std::pair<std::string, std::string>> args;
-  // Written as oci:DIR:image; none: the build only fills buildah's layer cache.
-  std::optional<std::filesystem::path> layout;
+  // Where buildah writes the built image's ID (--iidfile); none: the build only fills its cache.
+  std::optional<std::filesystem::path> image_id_file;
 };
 
 class Buildah {
@@ -46,6 +46,11 @@ public:
 
   // `buildah build --layers --timestamp ...`; a failure is the caller's to describe.
   [[nodiscard]] Result<util::ProcessResult> build(const BuildahBuild& build) const;
+  // Copies the image `image_id` from buildah's storage into the OCI layout `directory` as
+  // `buildah_image_name`. A blob the directory already holds is not written again: containers/image
+  // only looks whether the file is there, so an empty one named after a base layer's diff_id spares
+  // exporting a layer hwimg takes from the base instead (dockerfile_variant.cpp).
+  [[nodiscard]] Result<void> push(std::string_view image_id, const std::filesystem::path& directory) const;
 
 private:
   Buildah(BuildahOptions options, std::shared_ptr<util::TempDir> certificates)

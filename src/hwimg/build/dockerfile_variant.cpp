@@ -1,9 +1,9 @@
 #include "hwimg/build/dockerfile_variant.hpp"
 
-#include <fstream>
 
 #include "hwimg/build/cpu_code_check.hpp"
 #include "hwimg/build/device_code_check.hpp"
+#include "hwimg/image/uncompressed_blob.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/oci/media_types.hpp"
 #include "hwimg/util/json_reader.hpp"
@@ -37,6 +37,18 @@ Result<BuildahImage> read_buildah_image(const fs::path& directory) {
     return fail("its manifest has {} layers and its config {} diff_ids", manifest.layers.size(), config.diff_ids.size());
   }
   return BuildahImage{std::move(layout), std::move(manifest), std::move(config), std::move(*config_json)};
+}
+
+// An OCI layout holding an empty file named after each of the base's diff_ids: buildah's push
+// then skips those layers (Buildah::push), which hwimg replaces by the base's own blobs anyway,
+// instead of exporting the base's whole file system once per variant.
+Result<void> seed_base_layers(const fs::path& directory, const BaseImage& base) {
+  HWIMG_TRY(util::make_directories(directory / "blobs" / "sha256"));
+  HWIMG_TRY(util::write_file_atomic(directory / "oci-layout", R"({"imageLayoutVersion":"1.0.0"})"));
+  for (const auto& diff_id : base.config.diff_ids) {
+    HWIMG_TRY(util::write_file_atomic(directory / "blobs" / "sha256" / diff_id.hex(), ""));
+  }
+  return {};
 }
 
 // The instruction of each layer, from the history entries that made one.
@@ -83,29 +95,14 @@ Result<std::string> labelled_config(json::Json config, const matrix::Variant& va
   return config.dump();
 }
 
-// A layer of buildah's into the layout: compressed as the build asks when buildah left it a plain
-// tar (the tar itself, and so its diff_id, unchanged), else its blob as it is.
+// A layer of buildah's into the layout: its tar, byte for byte (the diff_id checked), compressed as
+// the build asks. buildah may hand over a blob it compressed itself, or not, depending on what its
+// blob cache remembers; compressing the tar here makes the digest depend on the inputs alone.
 Result<oci::Descriptor> store_layer(const oci::Layout& staging, const oci::Descriptor& layer, const oci::Digest& diff_id,
                                     const oci::Layout& layout, const BuildSettings& settings) {
-  const auto source = staging.blob_path(layer.digest);
-  if (layer.media_type != oci::media_type::layer_tar) {
-    const auto temporary = layout.temporary_file("layer");
-    std::error_code ec;
-    fs::copy_file(source, temporary, fs::copy_options::overwrite_existing, ec);
-    if (ec) return fail("failed to copy layer {}: {}", layer.digest.str(), ec.message());
-    HWIMG_TRY(layout.adopt_blob(temporary, layer.digest));
-    return layer;
-  }
   HWIMG_TRY_ASSIGN(auto writer, oci::LayerBlobWriter::create(layout, settings.compression));
-  std::ifstream in(source, std::ios::binary);
-  if (!in) return fail("failed to read layer {}: cannot open {}", layer.digest.str(), source.string());
-  std::string buffer(1 << 20, '\0');
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const auto count = static_cast<std::size_t>(in.gcount());
-    if (count > 0) HWIMG_TRY(writer.write(std::string_view(buffer.data(), count)));
-  }
-  if (in.bad()) return fail("failed to read layer {} from {}", layer.digest.str(), source.string());
+  HWIMG_TRY(image::read_uncompressed_blob(staging.blob_path(layer.digest), layer.digest.str(),
+                                          [&](std::string_view bytes) { return writer.write(bytes); }));
   HWIMG_TRY_ASSIGN(auto written, writer.finish());
   if (written.diff_id != diff_id) {
     return fail("layer {} does not match its diff_id: the config says {}, its content is {} (digest mismatch)",
@@ -162,11 +159,16 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
   const auto pinned_file = inputs.scratch / "Dockerfile";
   HWIMG_TRY(util::write_file_atomic(pinned_file, pinned));
   const auto& dockerfile = *plan.dockerfile;
+  const auto image_id_file = inputs.scratch / "image-id";
   const BuildahBuild build{"variant " + variant.id, pinned_file, dockerfile.context, dockerfile.target,
-                           dockerfile.args, inputs.scratch / "oci"};
+                           dockerfile.args, image_id_file};
   HWIMG_TRY(run_buildah(buildah, build, plan));
-  HWIMG_TRY_ASSIGN(const auto built, with_context(read_buildah_image(inputs.scratch / "oci"),
-                                                  context + ": failed to read the image buildah built"));
+  HWIMG_TRY_ASSIGN(const auto image_id, with_context(util::read_file(image_id_file), context));
+  const auto staging = inputs.scratch / "oci";
+  HWIMG_TRY(with_context(seed_base_layers(staging, base), context));
+  HWIMG_TRY(with_context(buildah.push(util::trim(image_id), staging), context));
+  HWIMG_TRY_ASSIGN(const auto built,
+                   with_context(read_buildah_image(staging), context + ": failed to read the image buildah built"));
 
   // The base's layers come first, unchanged: buildah keeps every layer's tar byte for byte.
   std::size_t from_base = 0;
@@ -180,10 +182,19 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
                 "base changed while it built?",
                 context, plan.base_text, from_base, base.layers.size());
   }
+  // A layer the Dockerfile added whose content equals one of the base's (an empty one, say) was not
+  // exported either (seed_base_layers): it is that base layer, read from there.
+  const auto same_as_base = [&](const oci::Digest& diff_id) -> std::optional<std::size_t> {
+    const auto found = std::ranges::find(base.config.diff_ids, diff_id);
+    if (found == base.config.diff_ids.end()) return std::nullopt;
+    return static_cast<std::size_t>(found - base.config.diff_ids.begin());
+  };
   const auto instructions = layer_instructions(built.config);
   for (std::size_t i = from_base; i < built.manifest.layers.size(); ++i) {
-    plan.built_layers.push_back({built.layout.blob_path(built.manifest.layers[i].digest), built.config.diff_ids[i],
-                                 i < instructions.size() ? instructions[i] : std::string()});
+    const auto base_layer = same_as_base(built.config.diff_ids[i]);
+    if (base_layer && *base_layer >= base_files.size()) continue;  // in the base's registry: checked as the base's
+    plan.built_layers.push_back({base_layer ? base_files[*base_layer] : built.layout.blob_path(built.manifest.layers[i].digest),
+                                 built.config.diff_ids[i], i < instructions.size() ? instructions[i] : std::string()});
   }
   HWIMG_TRY(checks.cpu.check(plan, base, base_files, *settings.output));
   if (variant.uses_gpu()) HWIMG_TRY(checks.device.check(plan, base, base_files));
@@ -195,6 +206,10 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
   for (std::size_t i = from_base; i < built.manifest.layers.size(); ++i) {
     const auto& layer = built.manifest.layers[i];
     const auto& diff_id = built.config.diff_ids[i];
+    if (const auto base_layer = same_as_base(diff_id); base_layer && *base_layer < base.layers.size()) {
+      manifest.layers.push_back(base.layers[*base_layer]);
+      continue;
+    }
     // A layer every variant adds alike (COPY of the same files) is compressed once.
     HWIMG_TRY_ASSIGN(const auto stored, with_context(memo.get_or_pack("buildah " + diff_id.str(), [&]() -> Result<oci::WrittenLayer> {
                        HWIMG_TRY_ASSIGN(auto descriptor, store_layer(built.layout, layer, diff_id, layout, settings));
