@@ -94,8 +94,7 @@ Result<std::string> dockerfile_cache_key(const VariantPlan& plan, const std::vec
   const auto& dockerfile = *plan.dockerfile;
   oci::Sha256 hash;
   hash.update(fmt::format("hwimg {} dockerfile\n", HWIMG_VERSION));
-  HWIMG_TRY_ASSIGN(const auto text, util::read_file(dockerfile.dockerfile));
-  hash.update(fmt::format("{}\n{}\n", dockerfile.dockerfile.string(), text));
+  hash.update(fmt::format("{}\n{}\n", dockerfile.dockerfile.string(), dockerfile.parsed->text));
   hash.update(fmt::format("target {}\n", dockerfile.target.value_or("")));
   for (const auto& [name, value] : dockerfile.args) hash.update(fmt::format("arg {}={}\n", name, value));
   for (const auto& [name, value] : plan.annotations) hash.update(fmt::format("annotation {}={}\n", name, value));
@@ -126,6 +125,16 @@ std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std:
   const auto variant = util::json::string_member(*entry, "variant");
   if (!variant) return std::nullopt;
   return BuiltVariant{variant->value_or(""), manifest_descriptor, true};
+}
+
+std::optional<BuiltVariant> reusable_variant(const oci::Layout* existing, const std::string& key, const BaseImage& base,
+                                             const BuildSettings& settings) {
+  if (existing == nullptr) return std::nullopt;
+  std::set<oci::Digest> remote;
+  if (leaves_layers_remote(base, settings)) {
+    for (const auto& layer : base.layers) remote.insert(layer.digest);
+  }
+  return cached_variant(*existing, key, remote);
 }
 
 void forget_variants_except(const oci::Layout& layout, const std::set<oci::Digest>& kept) {

@@ -37,6 +37,11 @@ inline constexpr std::string_view scratch_prefix = "hwimg-build-";
 [[nodiscard]] std::optional<BuiltVariant> cached_variant(const oci::Layout& layout, const std::string& key,
                                                          const std::set<oci::Digest>& remote = {});
 
+// What `existing` (the layout as it was before this build; null: none) holds for `key`; the
+// base's layers count as there when `settings` leave them in their registry.
+[[nodiscard]] std::optional<BuiltVariant> reusable_variant(const oci::Layout* existing, const std::string& key,
+                                                           const BaseImage& base, const BuildSettings& settings);
+
 // Forgets every remembered variant whose manifest is not in `kept` (their blobs are going).
 void forget_variants_except(const oci::Layout& layout, const std::set<oci::Digest>& kept);
 

@@ -9,6 +9,7 @@
 #include "hwimg/build/cpu_code_check.hpp"
 #include "hwimg/build/device_code_check.hpp"
 #include "hwimg/build/dockerfile_build.hpp"
+#include "hwimg/build/variant_jobs.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/recipe/variables.hpp"
@@ -62,8 +63,7 @@ Result<void> check_toolkits(const std::vector<matrix::Variant>& variants) {
     if (!variant.uses_gpu()) continue;
     if (auto toolkit = matrix::resolve_toolkit(variant); !toolkit) errors.push_back(toolkit.error().message);
   }
-  if (!errors.empty()) return fail("{}", util::join_at_most(errors, "\nhwimg: error: ", util::max_listed_errors));
-  return {};
+  return fail_with_all(errors);
 }
 
 Result<void> check_compression_level(const oci::CompressionOptions& options) {
@@ -97,49 +97,52 @@ struct Build {
   CodeChecks checks;
 };
 
+// A variant planned, the images it uses resolved, and what the layout already has for it.
+struct PlannedVariant {
+  VariantPlan plan;
+  std::shared_ptr<const BaseImage> base;
+  std::shared_ptr<const BaseImage> builder;  // null: the build step runs on the host
+  std::string key;
+  std::optional<BuiltVariant> reusable;
+};
+
+Result<PlannedVariant> plan_and_look_up(Build& build, const matrix::Variant& variant, const std::filesystem::path& out) {
+  PlannedVariant planned;
+  HWIMG_TRY_ASSIGN(planned.plan, plan_variant(build.recipe, variant, out));
+  HWIMG_TRY_ASSIGN(planned.base, with_context(build.bases.resolve(planned.plan), planned.plan.base_location.str()));
+  HWIMG_TRY_ASSIGN(planned.builder, build.builders.resolve(planned.plan));
+  HWIMG_TRY_ASSIGN(planned.key, variant_cache_key(build.recipe, planned.plan, *planned.base, build.settings,
+                                                  layout_directory(build.request), planned.builder.get()));
+  planned.reusable = reusable_variant(build.existing, planned.key, *planned.base, build.settings);
+  return planned;
+}
+
 // One variant from its plan, or unchanged from the build cache of the layout.
 Result<BuiltVariant> build_or_reuse(Build& build, const matrix::Variant& variant) {
   HWIMG_TRY_ASSIGN(const auto scratch, util::TempDir::create(std::filesystem::temp_directory_path(),
                                                              fmt::format("{}{}-", scratch_prefix, ::getpid())));
-  HWIMG_TRY_ASSIGN(const auto plan, plan_variant(build.recipe, variant, scratch.path() / "out"));
-  HWIMG_TRY_ASSIGN(const auto base, with_context(build.bases.resolve(plan), plan.base_location.str()));
-  HWIMG_TRY_ASSIGN(const auto builder, build.builders.resolve(plan));
-  HWIMG_TRY_ASSIGN(const auto key,
-                   variant_cache_key(build.recipe, plan, *base, build.settings,
-                                     layout_directory(build.request), builder.get()));
+  HWIMG_TRY_ASSIGN(const auto planned, plan_and_look_up(build, variant, scratch.path() / "out"));
   auto& output = *build.request.output;
-  std::set<oci::Digest> remote;
-  if (leaves_layers_remote(*base, build.settings)) {
-    for (const auto& layer : base->layers) remote.insert(layer.digest);
-  }
-  if (build.existing != nullptr) {
-    if (auto hit = cached_variant(*build.existing, key, remote)) {
-      output.progress(fmt::format("{}: unchanged, reusing {}", variant.id, hit->manifest.digest.str()));
-      return *hit;
-    }
+  if (planned.reusable) {
+    output.progress(fmt::format("{}: unchanged, reusing {}", variant.id, planned.reusable->manifest.digest.str()));
+    return *planned.reusable;
   }
   output.progress(fmt::format("building {}...", variant.id));
-  HWIMG_TRY_ASSIGN(auto built, build_variant(plan, *base, build.bases, builder.get(), build.builders, build.settings,
-                                             build.layout, build.memo, build.checks));
+  HWIMG_TRY_ASSIGN(auto built, build_variant(planned.plan, *planned.base, build.bases, planned.builder.get(),
+                                             build.builders, build.settings, build.layout, build.memo, build.checks));
   HWIMG_TRY_ASSIGN(const auto target, build.layout());
-  HWIMG_TRY(remember_variant(target, key, built));
+  HWIMG_TRY(remember_variant(target, planned.key, built));
   return built;
 }
 
 // What build_or_reuse would do for the variant, one line each, without doing it.
 Result<std::vector<std::string>> explain_variant(Build& build, const matrix::Variant& variant) {
   const auto out = std::filesystem::temp_directory_path() / fmt::format("{}PID-XXXXXX", scratch_prefix) / "out";
-  HWIMG_TRY_ASSIGN(const auto plan, plan_variant(build.recipe, variant, out));
-  HWIMG_TRY_ASSIGN(const auto base, with_context(build.bases.resolve(plan), plan.base_location.str()));
-  HWIMG_TRY_ASSIGN(const auto builder, build.builders.resolve(plan));
-  HWIMG_TRY_ASSIGN(const auto key,
-                   variant_cache_key(build.recipe, plan, *base, build.settings,
-                                     layout_directory(build.request), builder.get()));
-  std::set<oci::Digest> remote;
-  if (leaves_layers_remote(*base, build.settings)) {
-    for (const auto& layer : base->layers) remote.insert(layer.digest);
-  }
-  const auto hit = build.existing != nullptr ? cached_variant(*build.existing, key, remote) : std::nullopt;
+  HWIMG_TRY_ASSIGN(const auto planned, plan_and_look_up(build, variant, out));
+  const auto& plan = planned.plan;
+  const auto& base = planned.base;
+  const auto& builder = planned.builder;
+  const auto& hit = planned.reusable;
   std::vector<std::string> lines{fmt::format("{} ({}): {}", variant.id, variant.platform.str(),
                                              hit ? "unchanged, reused: " + hit->manifest.digest.str() : "to build")};
   lines.push_back(base->is_scratch() ? "  base: scratch"
@@ -202,27 +205,8 @@ std::function<Result<image::BlobCache*>()> cache_on_first_use(const std::filesys
 // Every variant, up to -j at once; in matrix order, or every variant's error.
 Result<std::vector<BuiltVariant>> build_all(Build& build, const std::vector<matrix::Variant>& variants) {
   const unsigned jobs = build.request.jobs != 0 ? build.request.jobs : util::default_parallelism();
-  std::vector<std::future<Result<BuiltVariant>>> futures;
-  {
-    util::ThreadPool pool(std::min<unsigned>(jobs, static_cast<unsigned>(variants.size())));
-    for (const auto& variant : variants) {
-      futures.push_back(pool.submit([&]() { return build_or_reuse(build, variant); }));
-    }
-  }
-  std::vector<BuiltVariant> built;
-  std::vector<std::string> errors;
-  for (auto& future : futures) {
-    auto result = future.get();
-    if (result) {
-      built.push_back(std::move(*result));
-    } else {
-      errors.push_back(result.error().message);
-    }
-  }
-  if (!errors.empty()) {
-    return std::unexpected(Error{util::join_at_most(errors, "\nhwimg: error: ", util::max_listed_errors)});
-  }
-  return built;
+  return all_or_errors(
+      run_each<BuiltVariant>(variants, jobs, [&](const matrix::Variant& variant) { return build_or_reuse(build, variant); }));
 }
 
 // The index's annotations: its `created` time and the recipe's own.

@@ -7,9 +7,9 @@
 #include "hwimg/build/build_cache.hpp"
 #include "hwimg/build/dockerfile_plan.hpp"
 #include "hwimg/build/dockerfile_variant.hpp"
+#include "hwimg/build/variant_jobs.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
-#include "hwimg/util/thread_pool.hpp"
 
 namespace hwimg::build {
 namespace fs = std::filesystem;
@@ -24,13 +24,6 @@ struct PreparedVariant {
   std::string key;
   std::optional<BuiltVariant> cached;
 };
-
-// The stage the final stage's chain of FROMs starts at.
-std::size_t root_stage(const DockerfilePlan& dockerfile) {
-  auto stage = dockerfile.final_stage;
-  while (dockerfile.stages[stage].kind == StageSource::Kind::stage) stage = dockerfile.stages[stage].stage;
-  return stage;
-}
 
 Result<PreparedVariant> prepare(DockerfileBuild& build, VariantPlan plan) {
   const auto& dockerfile = *plan.dockerfile;
@@ -53,13 +46,7 @@ Result<PreparedVariant> prepare(DockerfileBuild& build, VariantPlan plan) {
     keyed.push_back(source.text + " " + prepared.images[i]->manifest_descriptor.digest.str());
   }
   HWIMG_TRY_ASSIGN(prepared.key, dockerfile_cache_key(plan, keyed, build.settings, build.output));
-  if (build.existing != nullptr) {
-    std::set<oci::Digest> remote;
-    if (leaves_layers_remote(*prepared.base, build.settings)) {
-      for (const auto& layer : prepared.base->layers) remote.insert(layer.digest);
-    }
-    prepared.cached = cached_variant(*build.existing, prepared.key, remote);
-  }
+  prepared.cached = reusable_variant(build.existing, prepared.key, *prepared.base, build.settings);
   prepared.plan = std::move(plan);
   return prepared;
 }
@@ -84,8 +71,7 @@ Result<void> build_shared_stages(DockerfileBuild& build, const std::vector<Prepa
     build.settings.output->progress(fmt::format("building stage {} once for {} variants...", name, to_build.size()));
     std::optional<util::TempDir> scratch;
     HWIMG_TRY_ASSIGN(const auto directory, scratch_directory(scratch));
-    HWIMG_TRY_ASSIGN(const auto pinned, pinned_dockerfile(first.plan, first.images));
-    HWIMG_TRY(util::write_file_atomic(directory / "Dockerfile", pinned));
+    HWIMG_TRY(util::write_file_atomic(directory / "Dockerfile", pinned_dockerfile(first.plan, first.images)));
     const BuildahBuild shared{"stage " + name, directory / "Dockerfile", dockerfile.context, name, dockerfile.args,
                               std::nullopt};
     HWIMG_TRY(with_context(run_buildah(build.buildah, shared, first.plan), "failed to build the shared stage " + name));
@@ -105,24 +91,6 @@ Result<BuiltVariant> build_one(DockerfileBuild& build, PreparedVariant& prepared
   return built;
 }
 
-// Runs `task` for each item, up to `jobs` at once; every result, in order.
-template <typename T, typename Item, typename Task>
-std::vector<Result<T>> run_each(std::vector<Item>& items, unsigned jobs, Task task) {
-  std::vector<std::future<Result<T>>> futures;
-  {
-    util::ThreadPool pool(std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(items.size()))));
-    for (auto& item : items) futures.push_back(pool.submit([&task, &item]() { return task(item); }));
-  }
-  std::vector<Result<T>> results;
-  for (auto& future : futures) results.push_back(future.get());
-  return results;
-}
-
-Result<void> joined_errors(const std::vector<std::string>& errors) {
-  if (errors.empty()) return {};
-  return std::unexpected(Error{util::join_at_most(errors, "\nhwimg: error: ", util::max_listed_errors)});
-}
-
 // Every variant planned, its images resolved and its cache looked up; undeclared arguments warned of.
 Result<std::vector<PreparedVariant>> prepare_all(DockerfileBuild& build, const std::vector<matrix::Variant>& variants) {
   HWIMG_TRY_ASSIGN(const auto dockerfile, load_recipe_dockerfile(build.recipe));
@@ -136,24 +104,45 @@ Result<std::vector<PreparedVariant>> prepare_all(DockerfileBuild& build, const s
                                                  name, dockerfile->file.string()));
     }
   }
-  auto results = run_each<PreparedVariant>(plans, build.jobs, [&](VariantPlan& plan) {
+  return all_or_errors(run_each<PreparedVariant>(plans, build.jobs, [&](VariantPlan& plan) {
     return prepare(build, std::move(plan));
-  });
-  std::vector<std::string> errors;
-  std::vector<PreparedVariant> prepared;
-  for (auto& result : results) {
-    if (result) {
-      prepared.push_back(std::move(*result));
-    } else {
-      errors.push_back(result.error().message);
-    }
-  }
-  HWIMG_TRY(joined_errors(errors));
-  return prepared;
+  }));
 }
 
 std::string stage_label(const recipe::Dockerfile& dockerfile, std::size_t stage) {
   return dockerfile.stages[stage].name.empty() ? std::to_string(stage) : dockerfile.stages[stage].name;
+}
+
+Result<std::vector<BuiltVariant>> build_prepared(DockerfileBuild& build, std::vector<PreparedVariant>& prepared) {
+  std::vector<std::string> errors;
+  std::vector<PreparedVariant*> to_build;
+  for (auto& variant : prepared) {
+    if (variant.cached) {
+      build.settings.output->progress(
+          fmt::format("{}: unchanged, reusing {}", variant.plan.id(), variant.cached->manifest.digest.str()));
+    } else {
+      to_build.push_back(&variant);
+    }
+  }
+  if (to_build.size() > 1) HWIMG_TRY(build_shared_stages(build, to_build));
+  auto built = run_each<BuiltVariant>(to_build, build.jobs, [&](PreparedVariant* variant) { return build_one(build, *variant); });
+
+  std::vector<BuiltVariant> variants_built;
+  std::size_t next = 0;
+  for (auto& variant : prepared) {
+    if (variant.cached) {
+      variants_built.push_back(*variant.cached);
+      continue;
+    }
+    auto& result = built[next++];
+    if (result) {
+      variants_built.push_back(std::move(*result));
+    } else {
+      errors.push_back(result.error().message);
+    }
+  }
+  HWIMG_TRY(fail_with_all(errors));
+  return variants_built;
 }
 
 }  // namespace
@@ -196,42 +185,6 @@ Result<std::vector<std::string>> explain_dockerfile_variants(DockerfileBuild& bu
   }
   return lines;
 }
-
-namespace {
-
-Result<std::vector<BuiltVariant>> build_prepared(DockerfileBuild& build, std::vector<PreparedVariant>& prepared) {
-  std::vector<std::string> errors;
-  std::vector<PreparedVariant*> to_build;
-  for (auto& variant : prepared) {
-    if (variant.cached) {
-      build.settings.output->progress(
-          fmt::format("{}: unchanged, reusing {}", variant.plan.id(), variant.cached->manifest.digest.str()));
-    } else {
-      to_build.push_back(&variant);
-    }
-  }
-  if (to_build.size() > 1) HWIMG_TRY(build_shared_stages(build, to_build));
-  auto built = run_each<BuiltVariant>(to_build, build.jobs, [&](PreparedVariant* variant) { return build_one(build, *variant); });
-
-  std::vector<BuiltVariant> variants_built;
-  std::size_t next = 0;
-  for (auto& variant : prepared) {
-    if (variant.cached) {
-      variants_built.push_back(*variant.cached);
-      continue;
-    }
-    auto& result = built[next++];
-    if (result) {
-      variants_built.push_back(std::move(*result));
-    } else {
-      errors.push_back(result.error().message);
-    }
-  }
-  HWIMG_TRY(joined_errors(errors));
-  return variants_built;
-}
-
-}  // namespace
 
 Result<std::vector<BuiltVariant>> build_dockerfile_variants(DockerfileBuild& build,
                                                             const std::vector<matrix::Variant>& variants) {

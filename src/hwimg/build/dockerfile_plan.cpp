@@ -129,9 +129,7 @@ Result<VariantPlan> plan_dockerfile_variant(const recipe::Recipe& recipe,
   planned.parsed = std::move(dockerfile);
 
   // The base is where the final stage's chain of FROMs leaves the Dockerfile.
-  auto root = planned.final_stage;
-  while (planned.stages[root].kind == StageSource::Kind::stage) root = planned.stages[root].stage;
-  const auto& source = planned.stages[root];
+  const auto& source = planned.stages[root_stage(planned)];
   plan.base_location = source.location;
   plan.base_text = source.kind == StageSource::Kind::image ? source.text : "scratch";
   plan.base = source.image;
@@ -140,6 +138,12 @@ Result<VariantPlan> plan_dockerfile_variant(const recipe::Recipe& recipe,
   }
   plan.dockerfile = std::move(planned);
   return plan;
+}
+
+std::size_t root_stage(const DockerfilePlan& dockerfile) {
+  auto stage = dockerfile.final_stage;
+  while (dockerfile.stages[stage].kind == StageSource::Kind::stage) stage = dockerfile.stages[stage].stage;
+  return stage;
 }
 
 std::vector<std::string> undeclared_arguments(const VariantPlan& plan) {

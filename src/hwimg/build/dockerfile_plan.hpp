@@ -21,6 +21,9 @@ namespace hwimg::build {
                                                           std::shared_ptr<const recipe::Dockerfile> dockerfile,
                                                           const matrix::Variant& variant);
 
+// The stage the chain of FROMs of the plan's final stage starts at: the one whose image is the base.
+[[nodiscard]] std::size_t root_stage(const DockerfilePlan& dockerfile);
+
 // The build arguments of the plan that no ARG of its Dockerfile declares (buildah ignores them).
 [[nodiscard]] std::vector<std::string> undeclared_arguments(const VariantPlan& plan);
 

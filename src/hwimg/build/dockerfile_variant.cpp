@@ -113,10 +113,9 @@ Result<oci::Descriptor> store_layer(const oci::Layout& staging, const oci::Descr
 
 }  // namespace
 
-Result<std::string> pinned_dockerfile(const VariantPlan& plan, const StageImages& images) {
+std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images) {
   const auto& dockerfile = *plan.dockerfile;
-  HWIMG_TRY_ASSIGN(const auto text, with_context(util::read_file(dockerfile.dockerfile), "failed to read the Dockerfile"));
-  auto lines = util::split(text, '\n');
+  auto lines = util::split(dockerfile.parsed->text, '\n');
   for (std::size_t i = 0; i < dockerfile.stages.size() && i < images.size(); ++i) {
     const auto& image = images[i];
     if (!image || !image->source || image->source->kind != image::SourceKind::registry) continue;
@@ -155,9 +154,8 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
   if (!leaves_layers_remote(base, settings)) {
     HWIMG_TRY_ASSIGN(base_files, with_context(bases.layer_files(base), plan.base_location.str()));
   }
-  HWIMG_TRY_ASSIGN(const auto pinned, with_context(pinned_dockerfile(plan, inputs.images), context));
   const auto pinned_file = inputs.scratch / "Dockerfile";
-  HWIMG_TRY(util::write_file_atomic(pinned_file, pinned));
+  HWIMG_TRY(util::write_file_atomic(pinned_file, pinned_dockerfile(plan, inputs.images)));
   const auto& dockerfile = *plan.dockerfile;
   const auto image_id_file = inputs.scratch / "image-id";
   const BuildahBuild build{"variant " + variant.id, pinned_file, dockerfile.context, dockerfile.target,

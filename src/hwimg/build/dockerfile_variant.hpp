@@ -22,7 +22,7 @@ using StageImages = std::vector<std::shared_ptr<const BaseImage>>;
 
 // The Dockerfile with every FROM of a registry image pinned to the digest in `images`, so buildah
 // builds on exactly what the build resolved, checked and keyed; everything else as written.
-[[nodiscard]] Result<std::string> pinned_dockerfile(const VariantPlan& plan, const StageImages& images);
+[[nodiscard]] std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images);
 
 // Runs `build` and, when buildah fails, says which variant (or stage), which Dockerfile line and
 // what its output ended with.

@@ -138,6 +138,7 @@ bool Dockerfile::declares(std::string_view name) const {
 Result<Dockerfile> parse_dockerfile(std::string_view text, const std::filesystem::path& file) {
   Dockerfile dockerfile;
   dockerfile.file = file;
+  dockerfile.text = text;
   const auto lines = util::split(text, '\n');
   dockerfile.escape = escape_directive(lines);
 

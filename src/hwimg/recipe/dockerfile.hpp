@@ -41,6 +41,7 @@ struct Stage {
 
 struct Dockerfile {
   std::filesystem::path file;
+  std::string text;  // as read: what is pinned and keyed is what was parsed
   char escape = '\\';
   std::vector<ArgDeclaration> global_args;  // before the first FROM: visible to FROM lines only
   std::vector<Stage> stages;
