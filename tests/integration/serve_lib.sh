@@ -1,5 +1,5 @@
 # Helpers for the `hwimg serve` suites (sourced after lib.sh and registry_lib.sh): start a mirror
-# on a free loopback port, made-up host facts, and the digests a registry holds.
+# on a free loopback port, made-up host facts, images made by others, and the digests a registry holds.
 
 # start_serve NAME ARGS...: runs `hwimg serve --listen 127.0.0.1:0 ARGS` (unless ARGS name another
 # --listen) in the background; sets SERVE_ADDR (ADDRESS:PORT), SERVE_PID and SERVE_LOG (its stderr).
@@ -8,6 +8,7 @@ start_serve() {
   SERVE_LOG="$TEST_TMP/serve-$name.log"
   local listen=(--listen 127.0.0.1:0)
   [[ " $* " == *" --listen "* ]] && listen=()
+  : > "$SERVE_LOG"  # before the first look at it, which may come before serve's shell opens it
   "$HWIMG" serve "${listen[@]}" "$@" 2>"$SERVE_LOG" &
   SERVE_PID=$!
   add_cleanup "kill -9 $SERVE_PID 2>/dev/null"
@@ -45,6 +46,23 @@ await_readyz() {
 # facts_file FILE LEVEL: host facts of an amd64 machine of that level without an NVIDIA driver.
 facts_file() {
   printf '{"schema": 1, "os": "linux", "cpu": {"arch": "amd64", "vendor": "Intel", "level": "%s", "features": []}, "nvidia": null}\n' "$2" > "$1"
+}
+
+# push_foreign NAME SPEC REF [SKOPEO ARGS...]: an image made by another tool: the images of SPEC
+# (layout_writer.py: platforms and env only, no org.hwimg.* anywhere) in the layout $TEST_TMP/NAME,
+# copied to the registry reference REF by `skopeo copy --all`, digests kept.
+push_foreign() {
+  local layout="$TEST_TMP/$1" spec=$2 ref=$3; shift 3
+  make_layout "$layout" foreign "$spec" > /dev/null
+  skopeo copy -q --all --preserve-digests "$@" "oci:$layout:foreign" "docker://$ref"
+}
+# foreign_digest NAME [ID [.config]]: in push_foreign's layout NAME, the index's digest, or the
+# manifest digest of SPEC's image ID; with .config, that image's config digest.
+foreign_digest() {
+  local digest
+  digest=$(jq -r --arg r "foreign${2:+-$2}" \
+    '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $r) | .digest' "$TEST_TMP/$1/index.json")
+  if [ "${3:-}" = .config ]; then jq -r .config.digest "$TEST_TMP/$1/blobs/sha256/${digest#sha256:}"; else echo "$digest"; fi
 }
 
 # fetch URL [CURL ARGS...]: GETs URL; body in $BODY_FILE, status in $CODE, headers in $HEADERS.

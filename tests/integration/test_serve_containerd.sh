@@ -5,7 +5,10 @@
 # `ctr run` of what it got. Two sets of facts give two variants from the same tag; pull secrets
 # (`ctr --user`) pass through the mirror to a registry the node has no credentials for. With the
 # mirror down the pull fails; with the upstream as the next host (docs/serve.md#a-fallback-to-the-upstream)
-# it works, and yields the baseline variant.
+# it works, and yields the baseline variant. Images made by others, with `--foreign select` (issue 28):
+# a buildx-style index (linux/amd64, /v2 ... /v4 entries, no org.hwimg.*) gives the entry `select`
+# picks where containerd alone takes the variant-less one, and a CUDA image's entry is the one whose
+# NVIDIA_REQUIRE_CUDA the node's driver meets; with none, the pull fails and serve says why.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
@@ -52,14 +55,21 @@ ca = "$dir/cert.pem"
 EOF
 }
 
+# pull IMAGE [CTR PULL ARGS...]: pulls IMAGE afresh through the hosts dir; sets PULLED (the digest
+# containerd recorded).
+pull() {
+  local image=$1; shift
+  ctr_ image rm "$image" > /dev/null 2>&1 || true
+  ctr_ image pull --hosts-dir "$ctd/hosts" --snapshotter "$snapshotter" "$@" "$image" \
+    > "$TEST_TMP/pull.log" 2>&1 || fail "ctr image pull of $image failed: $(tail -5 "$TEST_TMP/pull.log")"
+  PULLED=$(ctr_ image ls | awk -v r="$image" '$1 == r {print $3}')
+}
+
 # pull_and_run NAME [CTR PULL ARGS...]: pulls the plain tag through the hosts dir and runs it; sets
-# PULLED (the digest containerd recorded) and RAN (the container's first line).
+# PULLED and RAN (the container's first line).
 pull_and_run() {
   local name=$1; shift
-  ctr_ image rm "$reg/demo/stencil:1.0" > /dev/null 2>&1 || true
-  ctr_ image pull --hosts-dir "$ctd/hosts" --snapshotter "$snapshotter" "$@" "$reg/demo/stencil:1.0" \
-    > "$TEST_TMP/pull.log" 2>&1 || fail "ctr image pull failed: $(tail -5 "$TEST_TMP/pull.log")"
-  PULLED=$(ctr_ image ls | awk -v r="$reg/demo/stencil:1.0" '$1 == r {print $3}')
+  pull "$reg/demo/stencil:1.0" "$@"
   timeout 120 ctr --address "$ctd/containerd.sock" run --rm --snapshotter "$snapshotter" "$reg/demo/stencil:1.0" \
     "run-$name" /opt/stencil/bin/stencil --size 64 --sweeps 2 > "$TEST_TMP/run.log" 2>&1 ||
     fail "ctr run failed: $(tail -5 "$TEST_TMP/run.log")"
@@ -124,6 +134,57 @@ sed -i '/^capabilities = \["pull"\]$/d' "$ctd/hosts/$reg/hosts.toml"
 pull_and_run fallback --user "hwimg:$password"
 assert_contains "$RAN" "built for x86-64-v1 (variant cpu-x86-64-v1)" "the baseline, whatever the node runs"
 assert_eq "$v1" "$(ctr_ content ls | awk -v d="$v1" '$1 == d {print $1}')" "the baseline's manifest in the content store"
+
+step "--foreign select: a buildx-style index (linux/amd64, /v2, /v3, /v4; no org.hwimg.*) gives select's entry"
+certs="$TEST_TMP/certs"
+mkdir -p "$certs"
+cp "$dir/cert.pem" "$certs/ca.crt"
+to_registry=(--dest-cert-dir "$certs" --dest-creds "hwimg:$password")
+push_foreign buildx "$HWIMG_SOURCE_DIR/tests/data/select/buildx-levels.json" "$reg/others/buildx:1.0" "${to_registry[@]}"
+node=(--upstream "$reg" "${tls[@]}" --docker-config "$TEST_TMP/push-docker")
+# Without it the index passes through, and containerd picks by os and architecture alone (it
+# detects no amd64 level, containerd/containerd#9506): the variant-less entry, on any node.
+start_serve buildx-pass "${node[@]}" --host "$TEST_TMP/v3.json"
+hosts_for "$SERVE_ADDR"
+pull "$reg/others/buildx:1.0"
+assert_eq "$(foreign_digest buildx)" "$PULLED" "the image containerd recorded without --foreign select"
+content=$(ctr_ content ls -q)
+assert_contains "$content" "$(foreign_digest buildx v1)" "the entry it fetched: the baseline"
+[[ "$content" != *"$(foreign_digest buildx v3)"* ]] || fail "containerd fetched the v3 entry by itself"
+stop_serve
+for level in v2 v3; do
+  start_serve "buildx-$level" "${node[@]}" --host "$TEST_TMP/$level.json" --foreign select
+  hosts_for "$SERVE_ADDR"
+  pull "$reg/others/buildx:1.0"
+  assert_eq "$(foreign_digest buildx "$level")" "$PULLED" "the entry containerd recorded on an x86-64-$level node"
+  stop_serve
+done
+
+step "--foreign select: a CUDA image's entry by its NVIDIA_REQUIRE_CUDA and the node's driver"
+data="$HWIMG_SOURCE_DIR/tests/data/select"
+push_foreign cuda "$data/cuda-requirements.json" "$reg/others/cuda:12" "${to_registry[@]}"
+# Driver 580 (CUDA 13.0) meets cuda>=12.4; 535 (CUDA 12.2, GPUs of brand NVIDIA, not Tesla) only cuda>=12.2.
+for node_entry in host-h100-580:cuda12.4 host-h100-535:cuda12.2; do
+  start_serve "${node_entry%:*}" "${node[@]}" --host "$data/${node_entry%:*}.json" --foreign select
+  hosts_for "$SERVE_ADDR"
+  pull "$reg/others/cuda:12"
+  assert_eq "$(foreign_digest cuda "${node_entry#*:}")" "$PULLED" "the entry containerd recorded on the ${node_entry%:*} node"
+  stop_serve
+done
+jq '.nvidia.driver_version = "470.82.01" | .nvidia.cuda_driver_version = "11.4"' "$data/host-h100-535.json" \
+  > "$TEST_TMP/470.json"
+start_serve cuda-470 "${node[@]}" --host "$TEST_TMP/470.json" --foreign select
+hosts_for "$SERVE_ADDR"
+ctr_ image rm "$reg/others/cuda:12" > /dev/null 2>&1 || true
+expect_failure ctr_ image pull --hosts-dir "$ctd/hosts" --snapshotter "$snapshotter" "$reg/others/cuda:12"
+assert_contains "$OUT" "not found" "containerd's error when no entry fits the driver"
+fetch "http://$SERVE_ADDR/v2/others/cuda/manifests/12"
+assert_eq "404 MANIFEST_UNKNOWN" "$CODE $(jq -r '.errors[0].code' "$BODY_FILE")" "the mirror's answer containerd got"
+reason="NVIDIA_REQUIRE_CUDA: unsatisfied condition: cuda>=12.2; host driver 470.82.01 supports CUDA 11.4"
+assert_contains "$(jq -r '.errors[0].message' "$BODY_FILE")" "$reason" "the reason in the answer"
+assert_contains "$(cat "$SERVE_LOG")" "$reg/others/cuda:12 -> no variant runs on this node" "serve's log line"
+assert_contains "$(cat "$SERVE_LOG")" "rejected  $reason" "serve's log explains each entry"
+stop_serve
 
 assert_no_secret "$password"
 echo PASS
