@@ -4,7 +4,8 @@
 # `hwimg login`'s config.json. Pulling the tag of a TLS + htpasswd registry through `hwimg serve` as
 # the registries.conf `location` rewrite of docs/serve.md#cri-o-and-podman, and as a
 # `[[registry.mirror]]`, gets the variant `hwimg select` picks for serve's facts; so does pulling
-# serve's path form, where a pull from the registry itself gets the variant-less baseline;
+# serve's path form, where a pull from the registry itself gets the variant-less baseline; with
+# `serve --foreign select` (issue 28), so does a buildx-style index made by others (no org.hwimg.*);
 # `podman load` of both archive formats names the image after its source.
 # `podman run` is not tried: it hits this sandbox's rlimits; digests say which variant arrived.
 source "$(dirname "$0")/lib.sh"
@@ -101,6 +102,20 @@ through="$SERVE_ADDR/registry.test/demo/hello:1.0"
 podman_ pull -q --tls-verify=false "$through" >/dev/null
 assert_eq "$expected_v2" "$(pulled "$through")" "the image podman pulled by the path form"
 forget "$through"
+stop_serve
+
+step "--foreign select: a buildx-style index (linux/amd64, /v2 ... /v4; no org.hwimg.*) by the rewrite: select's entry"
+push_foreign buildx "$HWIMG_SOURCE_DIR/tests/data/select/buildx-levels.json" "$reg/others/buildx:1.0" \
+  --dest-cert-dir "$certs" --dest-creds "hwimg:$password"
+facts_file "$TEST_TMP/v3.json" x86-64-v3
+start_serve foreign --upstream "registry.test=$reg" "${tls[@]}" --docker-config "$DOCKER_CONFIG" --host "$TEST_TMP/v3.json" \
+  --foreign select
+printf '[[registry]]\nprefix = "%s"\nlocation = "%s/registry.test"\ninsecure = true\n' "$reg" "$SERVE_ADDR" \
+  >"$pod/registries.conf"
+podman_ pull -q "$reg/others/buildx:1.0" >/dev/null
+assert_eq "$(foreign_digest buildx v3) $(foreign_digest buildx v3 .config)" "$(pulled "$reg/others/buildx:1.0")" \
+  "the image podman pulled for an x86-64-v3 node"
+forget "$reg/others/buildx:1.0"
 stop_serve
 
 # load FORMAT VARIANT: exports that variant of the tag in FORMAT, loads it into an empty store, and
