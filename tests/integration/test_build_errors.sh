@@ -113,7 +113,7 @@ malformed_yaml() {
 }
 unknown_variable() {
   printf 'name: x\nbase: scratch\nlayers:\n  - {from: files, to: "/opt/${cpu.levle}"}\n' >unknown-variable.yaml
-  expect_error 1 'hwimg: error: unknown-variable.yaml:4:23: unknown variable ${cpu.levle} (did you mean cpu.level?); known: variant, out, cuda.version, cuda.home, gpu.targets, gpu.gencode, gpu.cmake, cpu.level, cpu.target, cpu.march (write $${cpu.levle} to pass it to the shell)' \
+  expect_error 1 'hwimg: error: unknown-variable.yaml:4:23: unknown variable ${cpu.levle} (did you mean cpu.level?); known: variant, out, cuda.version, cuda.home, gpu.targets, gpu.gencode, gpu.cmake, cpu.level, cpu.target, cpu.march, driver.version, driver.branch (write $${cpu.levle} to pass it to the shell)' \
     unknown-variable.yaml
 }
 missing_layer_key() {

@@ -77,7 +77,7 @@ assert_eq 3 "$STATUS" "NVIDIA_VISIBLE_DEVICES=void gives the container no GPU"
 assert_contains "$ERR" "needs a GPU; the container gets none (NVIDIA_VISIBLE_DEVICES none)" "void reason"
 
 step "--explain says what the ranks mean and why each compatible variant ranks below the chosen one"
-ranking="ranking: rank 1 is chosen; the other variants that run here follow, ordered by GPU use, then GPU code quality, native CUDA, CPU level, a named CPU target, CPU features used, newer CUDA, index order (docs/selection.md#ranking)"
+ranking="ranking: rank 1 is chosen; the other variants that run here follow, ordered by GPU use, then GPU code quality, native CUDA, a bundled driver, CPU level, a named CPU target, CPU features used, newer CUDA, index order (docs/selection.md#ranking)"
 sel --host "$data/host-h100-580.json" --explain "oci:$TEST_TMP/gpu:1.0"
 assert_eq "host: linux/amd64 x86-64-v4 (AMD); NVIDIA driver 580.65.06, CUDA 13.0; GPUs considered (default): 0 NVIDIA H100 80GB HBM3 (9.0)
 image: oci:$TEST_TMP/gpu:1.0 (4 variants)

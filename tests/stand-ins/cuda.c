@@ -22,6 +22,13 @@ enum {
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 };
 
+#if !defined(STANDIN_DRIVER_VERSION)
+#define STANDIN_DRIVER_VERSION "580.65.06"
+#endif
+/* NVIDIA's libcuda carries its driver version as a string, which hwimg build checks when it bundles
+ * one (docs/compatibility.md#user-mode-driver-libraries). */
+const char standin_driver_version[] = STANDIN_DRIVER_VERSION;
+
 static int initialised;
 
 CUresult cuInit(unsigned int Flags) {

@@ -5,7 +5,8 @@
  *   STANDIN_two     an H100 and an L4, plus a third GPU the caller may not open
  *   STANDIN_old     an old driver: no nvmlDeviceGetCudaComputeCapability, no _v2 CUDA version,
  *                   no brand, no nvmlDeviceGetMemoryInfo_v2
- *   STANDIN_broken  nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED */
+ *   STANDIN_broken  nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED
+ * STANDIN_DRIVER_VERSION="535.247.01" overrides the driver version of any of them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -46,7 +47,9 @@ static struct nvmlDevice_st devices[] = {
 #endif
 static const unsigned int device_count = sizeof devices / sizeof devices[0];
 
-#if defined(STANDIN_old)
+#if defined(STANDIN_DRIVER_VERSION)
+static const char* driver_version = STANDIN_DRIVER_VERSION; /* a bundled driver's, tests/integration/test_build_driver.sh */
+#elif defined(STANDIN_old)
 static const char* driver_version = "450.80.02";
 #else
 static const char* driver_version = "580.65.06";

@@ -161,6 +161,8 @@ TEST_CASE("platform, annotations, requirement and variables of a variant") {
                               {"cpu.march", "-march=znver3 -mtune=znver3 -mavx512f -mavx512dq -mavx512ifma "
                                             "-mavx512cd -mavx512bw -mavx512vl -mavx512vbmi -mavx512vbmi2 "
                                             "-mavx512vnni -mavx512bitalg"},
+                              {"driver.version", ""},
+                              {"driver.branch", ""},
                           });
   const auto& baseline = report.variants[1];
   CHECK(baseline.platform == hwimg::oci::Platform{"linux", "amd64", ""});
@@ -269,4 +271,42 @@ TEST_CASE("a matrix with many errors lists the first 20 and counts the rest") {
   CHECK(message.starts_with(fmt::format("failed to load matrix {}: 30 errors:\n", path.string())));
   CHECK(std::ranges::count(message, '\n') == 21);
   CHECK(message.ends_with("\n... and 10 more"));
+}
+
+TEST_CASE("a driver axis: one variant per bundled driver, labelled, with its variables; none keeps the host's") {
+  const auto report = expand(R"(axes:
+  cuda: ["12.4"]
+  gpu: [sm_80, none]
+  cpu: [x86-64-v3]
+  driver: [none, "535.247.01", "570.195.03"]
+)");
+  CHECK(report.errors.empty());
+  // CPU-only variants have nothing for a driver to run: one of them, whatever the driver.
+  CHECK(ids(report) == std::vector<std::string>{"cuda12.4-sm80-x86-64-v3", "cuda12.4-sm80-x86-64-v3-driver535.247.01",
+                                                "cuda12.4-sm80-x86-64-v3-driver570.195.03", "cpu-x86-64-v3"});
+  const auto& bundled = find(report, "cuda12.4-sm80-x86-64-v3-driver535.247.01");
+  REQUIRE(bundled.bundled_driver);
+  CHECK(bundled.bundled_driver->str() == "535.247.01");
+  CHECK(bundled.annotations.at("org.hwimg.driver.bundled") == "535.247.01");
+  CHECK(bundled.platform == hwimg::oci::Platform{"linux", "amd64", "v3"});
+  CHECK(bundled.variables.at("driver.version") == "535.247.01");
+  CHECK(bundled.variables.at("driver.branch") == "535");
+  const auto& toolkit = find(report, "cuda12.4-sm80-x86-64-v3");
+  CHECK_FALSE(toolkit.bundled_driver);
+  CHECK_FALSE(toolkit.annotations.contains("org.hwimg.driver.bundled"));
+  CHECK(toolkit.variables.at("driver.version").empty());
+  CHECK(find(report, "cpu-x86-64-v3").variables.at("driver.version").empty());
+}
+
+TEST_CASE("a driver too old for the variant's CUDA is refused (or skipped), naming the range it needs") {
+  const auto text = "axes: {cuda: ['12.4'], gpu: [sm_80], driver: ['470.256.02', '525.60.13']}\n";
+  const auto report = expand(text);
+  REQUIRE(report.errors.size() == 1);
+  CHECK(report.errors.front() ==
+        "m.yaml:1:47: variant cuda12.4-sm80-x86-64-v1-driver470.256.02: driver 470.256.02 (CUDA 11.4) cannot run "
+        "CUDA 12.4 code: it needs a driver of CUDA 12.x's range, from 525 on (docs/compatibility.md#cuda-driver-floors)");
+  // 525 runs CUDA 12.4 by minor-version compatibility.
+  const auto skipped = expand(text, SkipUnsupported::yes);
+  CHECK(ids(skipped) == std::vector<std::string>{"cuda12.4-sm80-x86-64-v1-driver525.60.13"});
+  CHECK(skipped.warnings.size() == 1);
 }

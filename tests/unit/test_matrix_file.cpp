@@ -98,7 +98,7 @@ TEST_CASE("wrong types are named") {
   CHECK(errors_of("- a\n") == std::vector<std::string>{"m.yaml:1:1: the matrix must be a mapping, not a list"});
   CHECK(errors_of("") == std::vector<std::string>{"m.yaml:0:0: the matrix is empty"});
   CHECK(errors_of("axes: [sm_80]\n") ==
-        std::vector<std::string>{"m.yaml:1:7: axes must be a mapping of cuda, gpu and cpu lists, not a list"});
+        std::vector<std::string>{"m.yaml:1:7: axes must be a mapping of cuda, gpu, cpu and driver lists, not a list"});
   CHECK(errors_of("axes:\n  gpu: {a: b}\n") ==
         std::vector<std::string>{"m.yaml:2:8: axes.gpu must be a list, not a mapping"});
   CHECK(errors_of("axes:\n  gpu: []\n") == std::vector<std::string>{"m.yaml:2:8: axes.gpu is empty"});
@@ -139,4 +139,18 @@ TEST_CASE("a missing file fails to read") {
   const auto file = read_matrix_file("/nonexistent/m.yaml");
   REQUIRE_FALSE(file);
   CHECK(file.error().message.find("/nonexistent/m.yaml") != std::string::npos);
+}
+
+TEST_CASE("driver versions are NVIDIA's BRANCH.MINOR[.PATCH], from a branch hwimg knows") {
+  CHECK(errors_of("axes: {driver: ['535.247.01', '470.82', none]}\n").empty());
+  CHECK(errors_of("axes: {driver: ['535', 5x.1, [1]]}\n") ==
+        std::vector<std::string>{
+            "m.yaml:1:17: driver version '535' must be NVIDIA's BRANCH.MINOR[.PATCH], such as 535.247.01",
+            "m.yaml:1:24: driver version '5x.1' must be NVIDIA's BRANCH.MINOR[.PATCH], such as 535.247.01",
+            "m.yaml:1:30: driver must be a value, not a list"});
+  CHECK(errors_of("axes: {driver: ['390.30.1.2', '1.2.3']}\n") ==
+        std::vector<std::string>{
+            "m.yaml:1:17: driver version '390.30.1.2' must be NVIDIA's BRANCH.MINOR[.PATCH], such as 535.247.01",
+            "m.yaml:1:31: driver 1.2.3 is older than any driver hwimg knows (branch 450, CUDA 11.0, is the oldest)"});
+  CHECK(errors_of("axes: {driver: ['535.1', '535.1']}\n").size() == 1);  // a duplicate
 }

@@ -196,3 +196,29 @@ TEST_CASE("a Dockerfile recipe's mistakes are named with their position") {
   REQUIRE_FALSE(unknown.has_value());
   CHECK(unknown.error().message.find("r.yaml:3:15: unknown variable ${cpu.mrch} (did you mean cpu.march?)") == 0);
 }
+
+TEST_CASE("driver: where a variant's user-mode driver comes from, and where it goes in the image") {
+  const auto recipe = parse_recipe("name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\n"
+                                   "driver: {from: \"/opt/nvidia/${driver.version}\"}\n",
+                                   "r.yaml");
+  REQUIRE(recipe.has_value());
+  REQUIRE(recipe->driver);
+  CHECK(recipe->driver->from.value == "/opt/nvidia/${driver.version}");
+  CHECK(recipe->driver->from.location.str() == "r.yaml:4:16");
+  CHECK(recipe->driver->to.value == "/usr/local/nvidia/lib64");
+  const auto moved = parse_recipe("name: a\ndockerfile: Dockerfile\ndriver:\n  from: d/${driver.version}\n"
+                                  "  to: /usr/lib/x86_64-linux-gnu\n",
+                                  "r.yaml");
+  REQUIRE(moved.has_value());
+  CHECK(moved->driver->to.value == "/usr/lib/x86_64-linux-gnu");
+
+  const std::string head = "name: a\nbase: scratch\nlayers: [{from: x, to: /x}]\n";
+  CHECK(error_of(head + "driver: {to: /lib}\n") ==
+        "r.yaml:4:9: missing key \"from\" in driver (the directory of the user-mode driver libraries, e.g. "
+        "/opt/nvidia-drivers/${driver.version})");
+  CHECK(error_of(head + "driver: {from: d, to: lib}\n") ==
+        "r.yaml:4:23: expected an absolute path in the image for \"driver.to\", got \"lib\"");
+  CHECK(error_of(head + "driver: {from: d, form: e}\n") ==
+        "r.yaml:4:19: unknown key \"form\" in driver (did you mean from?)");
+  CHECK(error_of(head + "driver: /opt/nvidia\n").starts_with("r.yaml:4:9: "));
+}

@@ -82,7 +82,7 @@ TEST_CASE("--explain says what the ranks mean and why each compatible variant ra
   CHECK(body ==
         "image: oci:out:1.0 (3 variants)\n"
         "ranking: rank 1 is chosen; the other variants that run here follow, ordered by GPU use, then GPU code "
-        "quality, native CUDA, CPU level, a named CPU target, CPU features used, newer CUDA, index order "
+        "quality, native CUDA, a bundled driver, CPU level, a named CPU target, CPU features used, newer CUDA, index order "
         "(docs/selection.md#ranking)\n"
         "VARIANT        PLATFORM        RESULT    WHY\n"
         "cpu-x86-64-v4  linux/amd64/v4  rank 2    x86-64-v4\n"
@@ -95,4 +95,13 @@ TEST_CASE("--explain says what the ranks mean and why each compatible variant ra
 
   const auto none = run({cpu_variant("x86-64-v4")}, cpu_host("x86-64-v2"));
   CHECK(select::render_explanation("oci:out:1.0", none).find("ranking:") == std::string::npos);
+}
+
+TEST_CASE("rank reasons: a bundled driver over the host's, mounted") {
+  auto bundled = gpu_variant("bundled", "12.2", "sm_90");
+  bundled.descriptor.annotations["org.hwimg.driver.bundled"] = "535.104.05";
+  const auto selection =
+      run({gpu_variant("toolkit", "12.2", "sm_90"), bundled}, with_gpus(cpu_host("x86-64-v3"), "535.104.05", "12.2", {"9.0"}));
+  CHECK(reason_of(selection, "toolkit") ==
+        "ranks below bundled: uses the host's driver, mounted by NVIDIA's toolkit, where bundled bundles driver 535.104.05");
 }

@@ -182,6 +182,26 @@ TEST_CASE("rule 5: a bundled driver must equal the host's exactly") {
         std::vector<std::string>{"bundles driver 535.104.05; host kernel driver is 550.54.14 (they must be equal)"});
 }
 
+TEST_CASE("ranking key 4: where a bundled-driver variant and a toolkit-mounted one both run, the bundled one wins") {
+  auto toolkit = gpu_variant("toolkit", "12.2", "sm_90");
+  auto bundled = gpu_variant("bundled", "12.2", "sm_90");
+  bundled.descriptor.annotations["org.hwimg.driver.bundled"] = "535.104.05";
+  // The toolkit variant comes first in the index: position alone would choose it.
+  const auto matching = run({toolkit, bundled}, with_gpus(cpu_host("x86-64-v2"), "535.104.05", "12.2", {"9.0"}));
+  CHECK(chosen_name(matching) == "bundled");
+  CHECK(verdict_of(matching, "toolkit").rank == 2);
+  CHECK(verdict_of(matching, "bundled").summary == "SASS sm_90, CUDA 12.2 native, bundles driver 535.104.05, x86-64-v1");
+  // Elsewhere the toolkit variant runs and the bundled one is refused with the reason.
+  const auto other = run({toolkit, bundled}, with_gpus(cpu_host("x86-64-v2"), "550.54.14", "12.4", {"9.0"}));
+  CHECK(chosen_name(other) == "toolkit");
+  CHECK(verdict_of(other, "bundled").reasons ==
+        std::vector<std::string>{"bundles driver 535.104.05; host kernel driver is 550.54.14 (they must be equal)"});
+  // Better GPU code still comes first: key 2 is before key 4.
+  auto better = gpu_variant("better", "12.2", "sm_90a");
+  const auto code = run({bundled, better}, with_gpus(cpu_host("x86-64-v2"), "535.104.05", "12.2", {"9.0"}));
+  CHECK(chosen_name(code) == "better");
+}
+
 TEST_CASE("rule 2: psABI levels, with the missing features named") {
   const std::vector candidates{cpu_variant("x86-64-v4"), cpu_variant("x86-64-v3"), cpu_variant("x86-64-v2"),
                                cpu_variant("x86-64-v1")};

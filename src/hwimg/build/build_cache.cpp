@@ -67,6 +67,13 @@ void hash_variant(const VariantPlan& plan, const BuildSettings& settings, oci::S
                           settings.compression.zstd_block_size, settings.source_date_epoch));
 }
 
+// The bundled driver's libraries, by their directory's file metadata as other layer sources.
+void hash_driver(const VariantPlan& plan, const fs::path& output, oci::Sha256& hash) {
+  if (!plan.driver) return;
+  hash.update(fmt::format("driver {} {}\n", plan.driver->version.str(), plan.driver->to));
+  hash_tree(plan.driver->from, output, hash);
+}
+
 }  // namespace
 
 Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const VariantPlan& plan, const BaseImage& base,
@@ -86,6 +93,7 @@ Result<std::string> variant_cache_key(const recipe::Recipe& recipe, const Varian
   for (const auto& layer : plan.layers) {
     if (!layer.from_build_output) hash_tree(layer.from, output, hash);
   }
+  hash_driver(plan, output, hash);
   return hash.finish().hex();
 }
 
@@ -102,6 +110,7 @@ Result<std::string> dockerfile_cache_key(const VariantPlan& plan, const std::vec
   hash_variant(plan, settings, hash);
   for (const auto& image : images) hash.update("image " + image + "\n");
   hash_tree(dockerfile.context, output, hash);
+  hash_driver(plan, output, hash);
   return hash.finish().hex();
 }
 

@@ -85,15 +85,19 @@ Result<Buildah> Buildah::create(BuildahOptions options) {
   return Buildah(std::move(options), std::move(certificates));
 }
 
+void Buildah::add_registry_options(std::vector<std::string>& argv) const {
+  if (!m_options.authfile.empty()) argv.insert(argv.end(), {"--authfile", m_options.authfile.string()});
+  if (m_certificates) argv.insert(argv.end(), {"--cert-dir", m_certificates->path().string()});
+  if (!m_options.tls_verify) argv.emplace_back("--tls-verify=false");
+}
+
 Result<util::ProcessResult> Buildah::build(const BuildahBuild& build) const {
   util::ProcessSpec spec;
   spec.argv = {m_options.program.string(), "build",
                // As root in a container or VM no user namespace is needed; chroot works where runc's does not.
                "--isolation", "chroot", "--layers", "--timestamp", std::to_string(m_options.source_date_epoch),
                "--file", build.dockerfile.string()};
-  if (!m_options.authfile.empty()) spec.argv.insert(spec.argv.end(), {"--authfile", m_options.authfile.string()});
-  if (m_certificates) spec.argv.insert(spec.argv.end(), {"--cert-dir", m_certificates->path().string()});
-  if (!m_options.tls_verify) spec.argv.emplace_back("--tls-verify=false");
+  add_registry_options(spec.argv);
   if (build.target) spec.argv.insert(spec.argv.end(), {"--target", *build.target});
   for (const auto& [name, value] : build.args) spec.argv.insert(spec.argv.end(), {"--build-arg", name + "=" + value});
   if (build.image_id_file) spec.argv.insert(spec.argv.end(), {"--iidfile", build.image_id_file->string()});
@@ -101,6 +105,21 @@ Result<util::ProcessResult> Buildah::build(const BuildahBuild& build) const {
   spec.echo_output = m_options.verbosity == Verbosity::verbose;
   spec.echo_prefix = build.name + " | ";
   return with_context(util::run_process(spec), "failed to run " + m_options.program.string());
+}
+
+Result<void> Buildah::pull(const std::string& reference) const {
+  util::ProcessSpec spec;
+  spec.argv = {m_options.program.string(), "pull", "--policy", "missing"};
+  add_registry_options(spec.argv);
+  spec.argv.push_back(reference);
+  spec.echo_output = m_options.verbosity == Verbosity::verbose;
+  spec.echo_prefix = "pull " + reference + " | ";
+  HWIMG_TRY_ASSIGN(const auto result, with_context(util::run_process(spec), "failed to run " + m_options.program.string()));
+  if (result.exit_status != 0) {
+    return fail("failed to pull {} into buildah's storage (buildah pull exited with status {}): {}", reference,
+                result.exit_status, util::tail_lines(result.output, 5));
+  }
+  return {};
 }
 
 Result<void> Buildah::push(std::string_view image_id, const fs::path& directory) const {

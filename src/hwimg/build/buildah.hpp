@@ -46,6 +46,8 @@ public:
 
   // `buildah build --layers --timestamp ...`; a failure is the caller's to describe.
   [[nodiscard]] Result<util::ProcessResult> build(const BuildahBuild& build) const;
+  // `buildah pull` of `reference` (NAME@DIGEST) into buildah's storage unless it is there already.
+  [[nodiscard]] Result<void> pull(const std::string& reference) const;
   // Copies the image `image_id` from buildah's storage into the OCI layout `directory` as
   // `buildah_image_name`. A blob the directory already holds is not written again: containers/image
   // only looks whether the file is there, so an empty one named after a base layer's diff_id spares
@@ -53,6 +55,9 @@ public:
   [[nodiscard]] Result<void> push(std::string_view image_id, const std::filesystem::path& directory) const;
 
 private:
+  // --authfile, --cert-dir and --tls-verify, as hwimg's own registry options say.
+  void add_registry_options(std::vector<std::string>& argv) const;
+
   Buildah(BuildahOptions options, std::shared_ptr<util::TempDir> certificates)
       : m_options(std::move(options)), m_certificates(std::move(certificates)) {}
 

@@ -58,6 +58,27 @@ Result<fs::path> scratch_directory(std::optional<util::TempDir>& holder) {
   return holder->path();
 }
 
+// Every registry image the variants start from, pulled into buildah's storage once, up to -j at a
+// time, before any build: variants built side by side would each pull the image they all need, and
+// one build pulls its stages' images one after the other.
+Result<void> pull_stage_images(DockerfileBuild& build, const std::vector<PreparedVariant*>& to_build) {
+  std::vector<std::string> references;
+  for (const auto* prepared : to_build) {
+    for (const auto& image : prepared->images) {
+      auto pinned = pinned_reference(image);
+      if (pinned && std::ranges::find(references, *pinned) == references.end()) references.push_back(std::move(*pinned));
+    }
+  }
+  if (!references.empty()) {
+    build.settings.output->progress(fmt::format("pulling {} into buildah's storage...", util::join(references, ", ")));
+  }
+  HWIMG_TRY(all_or_errors(run_each<bool>(references, build.jobs, [&](const std::string& reference) -> Result<bool> {
+    HWIMG_TRY(build.buildah.pull(reference));
+    return true;
+  })));
+  return {};
+}
+
 // The stages every variant builds alike, once, so the variants find them in buildah's cache
 // instead of each building them at the same time.
 Result<void> build_shared_stages(DockerfileBuild& build, const std::vector<PreparedVariant*>& to_build) {
@@ -124,6 +145,7 @@ Result<std::vector<BuiltVariant>> build_prepared(DockerfileBuild& build, std::ve
       to_build.push_back(&variant);
     }
   }
+  if (!to_build.empty()) HWIMG_TRY(pull_stage_images(build, to_build));
   if (to_build.size() > 1) HWIMG_TRY(build_shared_stages(build, to_build));
   auto built = run_each<BuiltVariant>(to_build, build.jobs, [&](PreparedVariant* variant) { return build_one(build, *variant); });
 

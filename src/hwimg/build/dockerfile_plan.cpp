@@ -137,6 +137,7 @@ Result<VariantPlan> plan_dockerfile_variant(const recipe::Recipe& recipe,
     HWIMG_TRY_ASSIGN(plan.annotations[name], recipe::substitute(value, plan.variables));
   }
   plan.dockerfile = std::move(planned);
+  HWIMG_TRY_ASSIGN(plan.driver, plan_driver(recipe, variant, plan.variables));
   return plan;
 }
 

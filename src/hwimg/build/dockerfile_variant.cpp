@@ -111,20 +111,58 @@ Result<oci::Descriptor> store_layer(const oci::Layout& staging, const oci::Descr
   return written.descriptor;
 }
 
+// The bundled driver's layer on top of what buildah built: its diff_id and history entry, and the
+// environment that makes the image use it (apply_driver_config's, on the config as JSON).
+Result<json::Json> with_driver(json::Json config, const DriverPlan& driver, const oci::WrittenLayer& layer,
+                               const std::string& created) {
+  HWIMG_TRY_ASSIGN(const auto* rootfs, json::member(config, "rootfs", json::Kind::object));
+  json::Json root = rootfs != nullptr ? *rootfs : json::Json::object();
+  HWIMG_TRY_ASSIGN(auto diff_ids, json::strings_member(root, "diff_ids"));
+  auto ids = diff_ids.value_or(std::vector<std::string>{});
+  ids.push_back(layer.diff_id.str());
+  root["diff_ids"] = ids;
+  config["rootfs"] = root;
+  HWIMG_TRY_ASSIGN(const auto* history_found, json::member(config, "history", json::Kind::array));
+  json::Json history = history_found != nullptr ? *history_found : json::Json::array();
+  history.push_back({{"created", created},
+                     {"created_by", fmt::format("hwimg build: NVIDIA user-mode driver {} -> {}", driver.version.str(),
+                                                driver.to)}});
+  config["history"] = history;
+  HWIMG_TRY_ASSIGN(const auto* container, json::member(config, "config", json::Kind::object));
+  json::Json settings = container != nullptr ? *container : json::Json::object();
+  HWIMG_TRY_ASSIGN(const auto env_found, json::strings_member(settings, "Env"));
+  auto env = env_found.value_or(std::vector<std::string>{});
+  std::optional<std::string> ld_library_path;
+  for (const auto& entry : env) {
+    if (entry.starts_with("LD_LIBRARY_PATH=")) ld_library_path = entry.substr(16);
+  }
+  for (const auto& [name, value] : driver_environment(driver, ld_library_path)) {
+    std::erase_if(env, [&](const std::string& entry) { return entry.starts_with(name + "="); });
+    env.push_back(name + "=" + value);
+  }
+  settings["Env"] = env;
+  config["config"] = settings;
+  return config;
+}
+
 }  // namespace
+
+std::optional<std::string> pinned_reference(const std::shared_ptr<const BaseImage>& image) {
+  if (!image || !image->source || image->source->kind != image::SourceKind::registry) return std::nullopt;
+  return fmt::format("{}@{}", image->source->registry.name(), image->manifest_descriptor.digest.str());
+}
 
 std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images) {
   const auto& dockerfile = *plan.dockerfile;
   auto lines = util::split(dockerfile.parsed->text, '\n');
   for (std::size_t i = 0; i < dockerfile.stages.size() && i < images.size(); ++i) {
-    const auto& image = images[i];
-    if (!image || !image->source || image->source->kind != image::SourceKind::registry) continue;
+    const auto pinned = pinned_reference(images[i]);
+    if (!pinned) continue;
     const auto& stage = dockerfile.parsed->stages[i];
     const auto line = static_cast<std::size_t>(stage.line - 1);
     const auto column = static_cast<std::size_t>(stage.from_column - 1);
     if (line >= lines.size() || lines[line].compare(column, stage.from.size(), stage.from) != 0) continue;
-    const auto pinned = fmt::format("{}@{}", image->source->registry.name(), image->manifest_descriptor.digest.str());
-    lines[line].replace(column, stage.from.size(), pinned);
+    lines[line].replace(column, stage.from.size(), *pinned);
   }
   return util::join(lines, "\n");
 }
@@ -197,6 +235,11 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
   HWIMG_TRY(checks.cpu.check(plan, base, base_files, *settings.output));
   if (variant.uses_gpu()) HWIMG_TRY(checks.device.check(plan, base, base_files));
 
+  std::vector<DriverLibrary> driver_libraries;
+  if (plan.driver) {
+    HWIMG_TRY_ASSIGN(driver_libraries, with_context(memo.driver_libraries(*plan.driver), context));
+  }
+
   HWIMG_TRY_ASSIGN(const auto layout, layout_provider());
   if (!leaves_layers_remote(base, settings)) HWIMG_TRY(import_base_layers(base, base_files, layout));
   oci::Manifest manifest;
@@ -216,7 +259,20 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
                                                      context));
     manifest.layers.push_back(stored.descriptor);
   }
-  HWIMG_TRY_ASSIGN(const auto config, with_context(labelled_config(built.config_json, variant), context));
+  auto config_json = built.config_json;
+  if (const auto& driver = plan.driver) {
+    const oci::LayerOptions layer_options{settings.compression, settings.source_date_epoch};
+    HWIMG_TRY_ASSIGN(const auto written,
+                     with_context(memo.get_or_pack(driver_layer_key(*driver), [&] {
+                       return write_driver_layer(*driver, driver_libraries, layout, layer_options);
+                     }),
+                                  context));
+    manifest.layers.push_back(written.descriptor);
+    HWIMG_TRY_ASSIGN(config_json, with_context(with_driver(std::move(config_json), *driver, written,
+                                                           rfc3339(settings.source_date_epoch)),
+                                               context));
+  }
+  HWIMG_TRY_ASSIGN(const auto config, with_context(labelled_config(std::move(config_json), variant), context));
   HWIMG_TRY_ASSIGN(manifest.config, with_context(layout.put_blob(config, oci::media_type::config), context));
   return with_context(store_variant_manifest(plan, base, std::move(manifest), layout, settings), context);
 }

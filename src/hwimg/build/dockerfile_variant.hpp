@@ -20,6 +20,9 @@ namespace hwimg::build {
 // a stage that starts from scratch or from another stage.
 using StageImages = std::vector<std::shared_ptr<const BaseImage>>;
 
+// `image` as a pinned FROM names it (NAME@DIGEST); none for scratch and images from a local layout.
+[[nodiscard]] std::optional<std::string> pinned_reference(const std::shared_ptr<const BaseImage>& image);
+
 // The Dockerfile with every FROM of a registry image pinned to the digest in `images`, so buildah
 // builds on exactly what the build resolved, checked and keyed; everything else as written.
 [[nodiscard]] std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images);

@@ -31,6 +31,10 @@ Result<oci::WrittenLayer> LayerMemo::get_or_pack(const std::string& key,
   return m_layers.get(key, pack);
 }
 
+Result<std::vector<DriverLibrary>> LayerMemo::driver_libraries(const DriverPlan& driver) {
+  return m_drivers.get(driver.from.string() + "\n" + driver.version.str(), [&] { return read_driver_libraries(driver); });
+}
+
 namespace {
 
 // On the host, or in the builder image when the plan names one.
@@ -151,6 +155,11 @@ Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& bas
     HWIMG_TRY(checks.device.check(plan, base, base_files));
   }
 
+  std::vector<DriverLibrary> driver_libraries;
+  if (plan.driver) {
+    HWIMG_TRY_ASSIGN(driver_libraries, with_context(memo.driver_libraries(*plan.driver), context));
+  }
+
   HWIMG_TRY_ASSIGN(const auto layout, layout_provider());
   if (!leaves_layers_remote(base, settings)) HWIMG_TRY(import_base_layers(base, base_files, layout));
 
@@ -169,6 +178,18 @@ Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& bas
     config.diff_ids.push_back(written.diff_id);
     config.history.push_back({created, fmt::format("hwimg build: {} -> {}", source.from.filename().string(), source.to),
                               {}, false});
+  }
+  if (const auto& driver = plan.driver) {
+    // One layer per driver, whichever variants bundle it.
+    const auto pack = [&] { return write_driver_layer(*driver, driver_libraries, layout, layer_options); };
+    HWIMG_TRY_ASSIGN(const auto written,
+                     with_context(memo.get_or_pack(driver_layer_key(*driver), pack),
+                                  context));
+    manifest.layers.push_back(written.descriptor);
+    config.diff_ids.push_back(written.diff_id);
+    config.history.push_back(
+        {created, fmt::format("hwimg build: NVIDIA user-mode driver {} -> {}", driver->version.str(), driver->to), {}, false});
+    apply_driver_config(*driver, config);
   }
   HWIMG_TRY_ASSIGN(manifest.config,
                    with_context(layout.put_blob(oci::to_json(config), oci::media_type::config), context));

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "hwimg/build/base_image.hpp"
+#include "hwimg/build/driver_bundle.hpp"
 #include "hwimg/build/variant_plan.hpp"
 #include "hwimg/oci/layer_writer.hpp"
 #include "hwimg/util/output.hpp"
@@ -51,10 +52,13 @@ class LayerMemo {
 public:
   [[nodiscard]] Result<oci::WrittenLayer> get_or_pack(const std::string& key,
                                                       const std::function<Result<oci::WrittenLayer>()>& pack);
+  // The driver's libraries, read and checked once for all variants that bundle it.
+  [[nodiscard]] Result<std::vector<DriverLibrary>> driver_libraries(const DriverPlan& driver);
 
 private:
   // A failed pack fails every variant that shares the layer, without packing it again.
   util::SingleFlight<std::string, oci::WrittenLayer> m_layers{util::Keep::everything};
+  util::SingleFlight<std::string, std::vector<DriverLibrary>> m_drivers{util::Keep::everything};
 };
 
 // The layout is created only after the build step and every check succeeded, so a bad recipe

@@ -136,6 +136,7 @@ Result<VariantPlan> plan_variant(const recipe::Recipe& recipe, const matrix::Var
     plan.layers.push_back(std::move(planned));
   }
 
+  HWIMG_TRY_ASSIGN(plan.driver, plan_driver(recipe, variant, plan.variables));
   HWIMG_TRY_ASSIGN(plan.config, planner.config());
   for (const auto& [name, value] : recipe.annotations) {
     HWIMG_TRY_ASSIGN(plan.annotations[name], planner.text(value));

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "hwimg/build/driver_bundle.hpp"
 #include "hwimg/image/open_image.hpp"
 #include "hwimg/matrix/variant.hpp"
 #include "hwimg/recipe/dockerfile.hpp"
@@ -99,6 +100,7 @@ struct VariantPlan {
   std::optional<recipe::CpuVerify> verify_cpu;  // the recipe's verify.cpu
   std::optional<DockerfilePlan> dockerfile;     // a Dockerfile recipe: no build step, no layers
   std::vector<BlobLayer> built_layers;          // what the Dockerfile added, once buildah ran
+  std::optional<DriverPlan> driver;             // the user-mode driver the variant bundles
 
   [[nodiscard]] const std::string& id() const { return variant->id; }
 };

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -84,6 +85,12 @@ struct ElfRelocation {
 [[nodiscard]] Result<std::vector<ElfRelocation>> read_elf_relocations(std::span<const std::byte> bytes,
                                                                       std::span<const ElfSection> sections,
                                                                       std::string_view name);
+
+// DT_SONAME of the .dynamic section (System V gABI, "Dynamic Section"); none for a file without
+// one (an executable, a static object).
+[[nodiscard]] Result<std::optional<std::string>> read_elf_soname(std::span<const std::byte> bytes,
+                                                                 std::span<const ElfSection> sections,
+                                                                 std::string_view name);
 
 // Little-endian reads; the caller has checked the bounds.
 template <typename T>

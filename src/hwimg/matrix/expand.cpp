@@ -126,6 +126,12 @@ public:
       variant.cuda_home = cuda_home(cell, *variant.cuda);
       if (value_of(cell, "cuda_home") || m_file.cuda_home) variant.cuda_home_origin = CudaHomeOrigin::matrix;
       variant.nvidia_require_cuda = hw::nvidia_require_cuda(*variant.cuda, variant.gpu_targets);
+      if (const auto* driver = value_of(cell, "driver"); driver && driver->items.front() != "none") {
+        variant.bundled_driver = hw::DriverVersion::parse(driver->items.front());
+        if (auto runs = driver_runs_toolkit(*variant.bundled_driver, *variant.cuda); !runs) {
+          unsupported.push_back({driver->at, runs.error().message});
+        }
+      }
     }
     variant.id = make_id(variant, gpu_id);
     finish(variant);
@@ -182,13 +188,30 @@ private:
     return path.is_absolute() ? path : (m_file.directory / path).lexically_normal();
   }
 
+  // A bundled driver must run the toolkit's code itself: natively or by minor-version
+  // compatibility (docs/selection.md#rule-4-cuda-driver), judged as on a host with that driver.
+  static Result<void> driver_runs_toolkit(const hw::DriverVersion& driver, hw::CudaVersion toolkit) {
+    const auto driver_cuda = *hw::cuda_version_of_driver(driver);
+    if (hw::cuda_compatibility(toolkit, driver_cuda, driver) != hw::CudaCompatibility::none) {
+      return {};
+    }
+    const auto floor = hw::minor_compat_floor(toolkit.major);
+    return fail("driver {} (CUDA {}) cannot run CUDA {} code: it needs a driver of CUDA {}.x's range{} "
+                "(docs/compatibility.md#cuda-driver-floors)",
+                driver.str(), driver_cuda.str(), toolkit.str(), toolkit.major,
+                floor ? fmt::format(", from {} on", floor->str()) : "");
+  }
+
+  // CPU-only variants ignore the driver axis: there is nothing for a driver to run.
   static std::string make_id(const Variant& variant, const std::string& gpu_id) {
     const auto& cpu = variant.cpu_target.empty() ? variant.cpu_level : variant.cpu_target;
     if (gpu_id.empty()) {
       return "cpu-" + cpu;
     }
     auto id = variant.cuda ? fmt::format("cuda{}-{}", variant.cuda->str(), gpu_id) : gpu_id;
-    return id + "-" + cpu;
+    id += "-" + cpu;
+    if (variant.bundled_driver) id += "-driver" + variant.bundled_driver->str();
+    return id;
   }
 
   static void finish(Variant& variant) {
@@ -206,6 +229,9 @@ private:
       a[std::string(key::cuda_version)] = variant.cuda->str();
       a[std::string(key::gpu_targets)] = targets;
     }
+    if (variant.bundled_driver) {
+      a[std::string(key::driver_bundled)] = variant.bundled_driver->str();
+    }
     variant.variables = {
         {"variant", variant.id},
         {"cuda.version", variant.cuda && variant.uses_gpu() ? variant.cuda->str() : ""},
@@ -216,6 +242,8 @@ private:
         {"cpu.level", variant.cpu_level},
         {"cpu.target", variant.cpu_target},
         {"cpu.march", variant.cpu_march},
+        {"driver.version", variant.bundled_driver ? variant.bundled_driver->str() : ""},
+        {"driver.branch", variant.bundled_driver ? std::to_string(variant.bundled_driver->branch()) : ""},
     };
   }
 

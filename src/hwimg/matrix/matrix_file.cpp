@@ -18,8 +18,8 @@ namespace hwimg::matrix {
 namespace {
 
 constexpr std::array<std::string_view, 6> top_keys{"axes", "exclude", "include", "ptx", "cuda_home", "gcc"};
-constexpr std::array<std::string_view, 3> axis_keys{"cuda", "gpu", "cpu"};
-constexpr std::array<std::string_view, 5> include_keys{"cuda", "gpu", "cpu", "ptx", "cuda_home"};
+constexpr std::array<std::string_view, 4> axis_keys{"cuda", "gpu", "cpu", "driver"};
+constexpr std::array<std::string_view, 6> include_keys{"cuda", "gpu", "cpu", "driver", "ptx", "cuda_home"};
 
 std::vector<std::string> strings_of(std::span<const std::string_view> names) {
   return {names.begin(), names.end()};
@@ -138,7 +138,7 @@ private:
 
   void parse_axes(const YAML::Node& node) {
     if (!node.IsMap()) {
-      error(node, fmt::format("axes must be a mapping of cuda, gpu and cpu lists, not {}", type_name(node)));
+      error(node, fmt::format("axes must be a mapping of cuda, gpu, cpu and driver lists, not {}", type_name(node)));
       return;
     }
     std::array<std::optional<MatrixAxis>, axis_keys.size()> found;
@@ -265,6 +265,8 @@ private:
       }
     } else if (key == "gpu") {
       check_gpu_names(node, value);
+    } else if (key == "driver") {
+      check_driver_version(node, value);
     } else if (key == "cpu") {
       const auto& text = value.items.front();
       if (const auto* target = hw::find_cpu_target(text)) {
@@ -273,6 +275,26 @@ private:
         error(node, fmt::format("unknown CPU target '{}'{}", text, util::did_you_mean(text, hw::cpu_target_names())));
         value.valid = false;
       }
+    }
+  }
+
+  // NVIDIA's driver versions: "535.247.01", "570.86.15"; older branches had two numbers ("390.30").
+  // `none`: the variant uses the host's driver, mounted by NVIDIA's toolkit, as without the axis.
+  void check_driver_version(const YAML::Node& node, MatrixValue& value) {
+    const auto& text = value.items.front();
+    if (text == "none") return;
+    const auto parts = util::split(text, '.');
+    const bool well_formed =
+        (parts.size() == 2 || parts.size() == 3) && std::ranges::all_of(parts, [](const std::string& part) {
+          return !part.empty() && part.size() <= 4 && std::ranges::all_of(part, [](char c) { return c >= '0' && c <= '9'; });
+        });
+    if (!well_formed || !hw::DriverVersion::parse(text)) {
+      error(node, fmt::format("driver version '{}' must be NVIDIA's BRANCH.MINOR[.PATCH], such as 535.247.01", text));
+      value.valid = false;
+    } else if (!hw::cuda_version_of_driver(*hw::DriverVersion::parse(text))) {
+      error(node, fmt::format("driver {} is older than any driver hwimg knows (branch 450, CUDA 11.0, is the oldest)",
+                              text));
+      value.valid = false;
     }
   }
 

@@ -30,14 +30,14 @@ struct MatrixValue {
 using MatrixCell = std::map<std::string, MatrixValue, std::less<>>;
 
 struct MatrixAxis {
-  std::string key;  // "cuda", "gpu", "cpu"
+  std::string key;  // "cuda", "gpu", "cpu", "driver"
   std::vector<MatrixValue> values;
 };
 
 struct MatrixFile {
   std::string path;                 // as given, for "file:line:column" messages
   std::filesystem::path directory;  // relative paths in the file are relative to it
-  std::vector<MatrixAxis> axes;     // in the order cuda, gpu, cpu; absent axes left out
+  std::vector<MatrixAxis> axes;     // in the order cuda, gpu, cpu, driver; absent axes left out
   std::vector<MatrixCell> exclude;
   std::vector<MatrixCell> include;
   bool ptx = false;

@@ -33,13 +33,16 @@ nlohmann::json gpu_json(const Variant& variant) {
 }  // namespace
 
 std::string render_table(const MatrixReport& report) {
-  const std::array<std::string, 5> headers{"VARIANT", "PLATFORM", "CUDA", "GPU TARGETS", "CPU"};
-  std::vector<std::array<std::string, 5>> rows{headers};
+  // The DRIVER column only for matrices with a driver axis, whose variants bundle one.
+  const bool drivers = std::ranges::any_of(report.variants, [](const Variant& v) { return v.bundled_driver.has_value(); });
+  std::vector<std::vector<std::string>> rows{{"VARIANT", "PLATFORM", "CUDA", "GPU TARGETS", "CPU"}};
+  if (drivers) rows.front().emplace_back("DRIVER");
   for (const auto& variant : report.variants) {
     rows.push_back({variant.id, variant.platform.str(), variant.cuda ? variant.cuda->str() : "-",
                     variant.uses_gpu() ? hw::join_target_names(variant.gpu_targets) : "-", cpu_name(variant)});
+    if (drivers) rows.back().push_back(variant.bundled_driver ? variant.bundled_driver->str() : "-");
   }
-  std::array<std::size_t, 5> widths{};
+  std::vector<std::size_t> widths(rows.front().size());
   for (const auto& row : rows) {
     for (std::size_t i = 0; i < row.size(); ++i) {
       widths[i] = std::max(widths[i], row[i].size());
@@ -67,6 +70,7 @@ std::string render_json(const MatrixReport& report) {
         {"platform", platform_json(variant.platform)},
         {"annotations", variant.annotations},
         {"nvidia_require_cuda", variant.nvidia_require_cuda},
+        {"driver", variant.bundled_driver ? nlohmann::json(variant.bundled_driver->str()) : nlohmann::json(nullptr)},
         {"variables", variant.variables},
     });
   }
@@ -83,6 +87,7 @@ std::string render_github(const MatrixReport& report) {
         {"gpu", hw::join_target_names(variant.gpu_targets)},
         {"cpu", cpu_name(variant)},
         {"platform", variant.platform.str()},
+        {"driver", variant.bundled_driver ? variant.bundled_driver->str() : ""},
     });
   }
   return nlohmann::json{{"include", include}}.dump() + "\n";

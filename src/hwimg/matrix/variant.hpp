@@ -28,10 +28,14 @@ struct Variant {
   oci::Platform platform;                  // linux/amd64 with v2..v4 (none for v1), or linux/arm64
   oci::Annotations annotations;            // the org.hwimg.* pairs of docs/selection.md#annotations
   std::string nvidia_require_cuda;         // NVIDIA_REQUIRE_CUDA; empty for CPU-only variants
+  // The user-mode driver the image bundles (the matrix's driver axis; GPU variants only): the
+  // variant runs only where the kernel driver is exactly this version (docs/selection.md#rule-5-bundled-driver).
+  std::optional<hw::DriverVersion> bundled_driver;
   std::filesystem::path cuda_home;         // where the toolkit should be; checked by resolve_toolkit
   CudaHomeOrigin cuda_home_origin = CudaHomeOrigin::default_root;
   // ${...} values of docs/recipe.md except `out`: variant, cuda.version, cuda.home,
-  // gpu.targets, gpu.gencode, gpu.cmake, cpu.level, cpu.target, cpu.march ("" where not applicable).
+  // gpu.targets, gpu.gencode, gpu.cmake, cpu.level, cpu.target, cpu.march, driver.version,
+  // driver.branch ("" where not applicable).
   std::map<std::string, std::string> variables;
 
   [[nodiscard]] bool uses_gpu() const { return !gpu_targets.empty(); }
@@ -42,7 +46,8 @@ struct Variant {
                                                                  const std::filesystem::path& out);
 // The same as environment variables for the build's commands: HWIMG_VARIANT, HWIMG_OUT,
 // HWIMG_CUDA_VERSION, HWIMG_CUDA_HOME, HWIMG_GPU_TARGETS, HWIMG_GPU_GENCODE, HWIMG_GPU_CMAKE,
-// HWIMG_CPU_LEVEL, HWIMG_CPU_TARGET, HWIMG_CPU_MARCH; plus CUDA_HOME for GPU variants.
+// HWIMG_CPU_LEVEL, HWIMG_CPU_TARGET, HWIMG_CPU_MARCH, HWIMG_DRIVER_VERSION, HWIMG_DRIVER_BRANCH;
+// plus CUDA_HOME for GPU variants.
 [[nodiscard]] std::map<std::string, std::string> build_environment(const Variant& variant,
                                                                    const std::filesystem::path& out);
 

@@ -102,6 +102,27 @@ Result<CpuVerify> parse_verify(const YAML::Node& node, const std::filesystem::pa
   return fail("{}: expected strict, warn or off for \"verify.cpu\", got \"{}\"", cpu.location.str(), cpu.value);
 }
 
+Result<DriverSpec> parse_driver(const YAML::Node& value, const std::filesystem::path& path) {
+  HWIMG_TRY(yaml::expect_map(value, "driver", path));
+  HWIMG_TRY(yaml::check_keys(value, {"from", "to"}, "driver", path));
+  if (!value["from"]) {
+    return fail("{}: missing key \"from\" in driver (the directory of the user-mode driver libraries, e.g. "
+                "/opt/nvidia-drivers/${{driver.version}})",
+                yaml::location_of(value, path).str());
+  }
+  DriverSpec driver;
+  HWIMG_TRY_ASSIGN(driver.from, yaml::scalar(value["from"], "driver.from", path));
+  driver.to = LocatedString{std::string(default_driver_directory), yaml::location_of(value, path)};
+  if (value["to"]) {
+    HWIMG_TRY_ASSIGN(driver.to, yaml::scalar(value["to"], "driver.to", path));
+    if (!driver.to.value.starts_with('/')) {
+      return fail("{}: expected an absolute path in the image for \"driver.to\", got \"{}\"", driver.to.location.str(),
+                  driver.to.value);
+    }
+  }
+  return driver;
+}
+
 }  // namespace
 
 // name, matrix, dockerfile, context, target, args, annotations, verify: the Dockerfile is the rest.
@@ -139,7 +160,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& 
                 path.string());
   }
   HWIMG_TRY(yaml::check_keys(root, {"name", "base", "matrix", "build", "layers", "config", "annotations", "verify",
-                                    "dockerfile", "context", "target", "args"},
+                                    "dockerfile", "context", "target", "args", "driver"},
                              "the recipe", path));
   Recipe recipe;
   std::error_code ec;
@@ -206,6 +227,8 @@ Result<Recipe> parse_recipe(std::string_view text, const std::filesystem::path& 
       HWIMG_TRY_ASSIGN(recipe.annotations, yaml::scalar_map(value, "annotations", path));
     } else if (key == "verify") {
       HWIMG_TRY_ASSIGN(recipe.verify_cpu, parse_verify(value, path));
+    } else if (key == "driver") {
+      HWIMG_TRY_ASSIGN(recipe.driver, parse_driver(value, path));
     }
   }
   return recipe;

@@ -61,6 +61,15 @@ struct DockerfileSpec {
   LocatedMap args;
 };
 
+// The user-mode NVIDIA driver a variant bundles (docs/recipe.md#bundled-driver): the libraries of
+// the matrix's driver version, read from a directory, packed as one layer.
+struct DriverSpec {
+  LocatedString from;  // a directory; may use ${driver.version} and ${driver.branch}
+  LocatedString to;    // the library directory in the image
+};
+
+inline constexpr std::string_view default_driver_directory = "/usr/local/nvidia/lib64";
+
 // How the builder checks the CPU code of a variant's layers (docs/recipe.md#cpu-code).
 enum class CpuVerify { strict, warn, off };
 
@@ -74,6 +83,7 @@ struct Recipe {
   std::vector<LayerSpec> layers;
   ConfigSpec config;
   LocatedMap annotations;
+  std::optional<DriverSpec> driver;
   // verify.cpu; unset: strict for the variant's own layers, warn for the layers every variant shares.
   std::optional<CpuVerify> verify_cpu;
 

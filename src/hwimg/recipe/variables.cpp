@@ -9,7 +9,7 @@ namespace hwimg::recipe {
 const std::vector<std::string>& known_variables() {
   static const std::vector<std::string> names{
       "variant",    "out",       "cuda.version", "cuda.home",  "gpu.targets", "gpu.gencode",
-      "gpu.cmake",  "cpu.level", "cpu.target",   "cpu.march"};
+      "gpu.cmake",  "cpu.level", "cpu.target",   "cpu.march", "driver.version", "driver.branch"};
   return names;
 }
 

@@ -54,6 +54,10 @@ std::string losing_key(const Verdict& lower, const Verdict& chosen, const HostVi
   if (a.native_cuda != b.native_cuda) {
     return fmt::format("{} runs only through minor-version compatibility, where {} runs natively", cuda_text(req), name);
   }
+  if (a.bundled_driver != b.bundled_driver) {
+    return fmt::format("uses the host's driver, mounted by NVIDIA's toolkit, where {} bundles driver {}", name,
+                       best.bundled_driver->str());
+  }
   if (a.cpu_level != b.cpu_level) {
     return fmt::format("{} is a lower CPU level than {}'s {}", cpu_level_text(req), name, cpu_level_text(best));
   }
@@ -73,7 +77,7 @@ std::string losing_key(const Verdict& lower, const Verdict& chosen, const HostVi
 
 std::string ranking_rule() {
   return "ranking: rank 1 is chosen; the other variants that run here follow, ordered by GPU use, then GPU code "
-         "quality, native CUDA, CPU level, a named CPU target, CPU features used, newer CUDA, index order "
+         "quality, native CUDA, a bundled driver, CPU level, a named CPU target, CPU features used, newer CUDA, index order "
          "(docs/selection.md#ranking)";
 }
 

@@ -214,6 +214,9 @@ std::string summarize(const Requirements& req, const RankKey& key, const HostVie
   if (req.cuda) {
     parts.push_back(fmt::format("CUDA {} {}", req.cuda->str(), key.native_cuda ? "native" : "minor-version compatible"));
   }
+  if (req.bundled_driver) {
+    parts.push_back("bundles driver " + req.bundled_driver->str());
+  }
   if (req.cpu_target != nullptr) {
     parts.emplace_back(req.cpu_target->name);
   } else if (req.x86_level) {
@@ -240,6 +243,7 @@ std::strong_ordering RankKey::operator<=>(const RankKey& other) const {
     if (auto c = gpu_serving <=> other.gpu_serving; c != 0) return c;
   }
   if (auto c = native_cuda <=> other.native_cuda; c != 0) return c;
+  if (auto c = bundled_driver <=> other.bundled_driver; c != 0) return c;
   if (auto c = cpu_level <=> other.cpu_level; c != 0) return c;
   if (auto c = named_cpu_target <=> other.named_cpu_target; c != 0) return c;
   if (auto c = cpu_feature_count <=> other.cpu_feature_count; c != 0) return c;
@@ -268,6 +272,7 @@ Verdict judge(Requirements requirements, const HostView& host, std::size_t posit
   key.uses_gpu = req.uses_gpu() && !host.gpus.empty();
   key.gpu_serving = key.uses_gpu ? gpus.worst : hw::Serving{};
   key.native_cuda = native;
+  key.bundled_driver = req.bundled_driver.has_value();
   key.cpu_level = req.x86_level ? hw::x86_level_number(*req.x86_level) : 0;
   key.named_cpu_target = req.cpu_target != nullptr;
   key.cpu_feature_count = req.required_cpu_features().size();

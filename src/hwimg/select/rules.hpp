@@ -19,11 +19,12 @@ struct RankKey {
   bool uses_gpu = false;               // 1. GPU code over CPU-only when GPUs are considered
   hw::Serving gpu_serving;             // 2. code quality on the worst-served GPU
   bool native_cuda = true;             // 3. native over minor-version compatibility
-  int cpu_level = 0;                   // 4. higher level,
+  bool bundled_driver = false;         // 4. the image's own driver over the host's, mounted
+  int cpu_level = 0;                   // 5. higher level,
   bool named_cpu_target = false;       //    then a named target,
   std::size_t cpu_feature_count = 0;   //    then more required features
-  std::optional<hw::CudaVersion> cuda; // 5. newer CUDA
-  std::size_t position = 0;            // 6. earlier in the index
+  std::optional<hw::CudaVersion> cuda; // 6. newer CUDA
+  std::size_t position = 0;            // 7. earlier in the index
 
   [[nodiscard]] std::strong_ordering operator<=>(const RankKey& other) const;
   bool operator==(const RankKey& other) const { return (*this <=> other) == 0; }
