@@ -203,39 +203,32 @@ assert_contains "$(cat "$SERVE_LOG")" "cpu-x86-64-v3" "the log explains every va
 stop_serve
 
 step "--foreign select: an index made by others (platform levels only, as docker buildx writes) gets the entry select picks"
-# v1 without a variant, v2 and v3 with theirs, no org.hwimg.* annotations anywhere.
-entry() { printf '{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"%s","size":%s,"platform":{"architecture":"amd64","os":"linux"%s}}' \
-  "$1" "$(raw "$2" | wc -c)" "$3"; }
-printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[%s,%s,%s]}' \
-  "$(entry "$v1" plain "")" "$(entry "$v2" 1.0-cpu-x86-64-v2 ',"variant":"v2"')" \
-  "$(entry "$v3" 1.0-cpu-x86-64-v3 ',"variant":"v3"')" > "$TEST_TMP/buildx.json"
-curl -sS --cacert "$dir/cert.pem" -u "hwimg:$password" -X PUT -H 'Content-Type: application/vnd.oci.image.index.v1+json' \
-  --data-binary "@$TEST_TMP/buildx.json" "https://$reg/v2/demo/stencil/manifests/buildx" -o /dev/null
-buildx="sha256:$(sha256sum < "$TEST_TMP/buildx.json" | cut -d' ' -f1)"
-# Facts of their own: the SIGHUP step above rewrote v3.json.
-facts_file "$TEST_TMP/foreign-v2.json" x86-64-v2
-facts_file "$TEST_TMP/foreign-v3.json" x86-64-v3
-start_serve foreign-v2 --upstream "$reg" "${tls[@]}" --host "$TEST_TMP/foreign-v2.json" --foreign select
-fetch "http://$SERVE_ADDR/v2/demo/stencil/manifests/buildx"
-assert_eq 200 "$CODE" "the buildx-style tag through --foreign select"
-assert_eq "$v2" "$(header_value docker-content-digest)" "an x86-64-v2 node gets the v2 entry"
-assert_eq "$v2" "$(body_digest)" "its bytes"
+# v1 without a variant, v2..v4 with theirs; no org.hwimg.* in the index, the manifests or the configs.
+push_foreign buildx "$HWIMG_SOURCE_DIR/tests/data/select/buildx-levels.json" "$reg/others/buildx:1.0" \
+  --dest-cert-dir "$dir" --dest-tls-verify=false --dest-creds "hwimg:$password"
+buildx=$(foreign_digest buildx)
+for level in v2 v3; do
+  facts_file "$TEST_TMP/foreign-$level.json" "x86-64-$level"
+  start_serve "foreign-$level" --upstream "$reg" "${tls[@]}" --host "$TEST_TMP/foreign-$level.json" --foreign select
+  fetch "http://$SERVE_ADDR/v2/others/buildx/manifests/1.0"
+  assert_eq 200 "$CODE" "the buildx-style tag through --foreign select ($level node)"
+  assert_eq "$(foreign_digest buildx "$level")" "$(header_value docker-content-digest)" "an x86-64-$level node gets the $level entry"
+  assert_eq "$(foreign_digest buildx "$level")" "$(body_digest)" "its bytes ($level node)"
+  stop_serve
+done
+start_serve foreign-hwimg --upstream "$reg" "${tls[@]}" --host "$TEST_TMP/foreign-v2.json" --foreign select
 fetch "http://$SERVE_ADDR/v2/demo/stencil/manifests/1.0"
 assert_eq "$v2" "$(header_value docker-content-digest)" "hwimg indexes as before"
 stop_serve
-start_serve foreign-v3 --upstream "$reg" "${tls[@]}" --host "$TEST_TMP/foreign-v3.json" --foreign select
-fetch "http://$SERVE_ADDR/v2/demo/stencil/manifests/buildx"
-assert_eq "$v3" "$(header_value docker-content-digest)" "an x86-64-v3 node gets the v3 entry"
-stop_serve
 start_serve foreign-arm --upstream "$reg" "${tls[@]}" --host "$TEST_TMP/arm.json" --foreign select
-fetch "http://$SERVE_ADDR/v2/demo/stencil/manifests/buildx"
+fetch "http://$SERVE_ADDR/v2/others/buildx/manifests/1.0"
 assert_eq 404 "$CODE" "no entry for arm64"
 assert_eq MANIFEST_UNKNOWN "$(jq -r '.errors[0].code' "$BODY_FILE")" "the error code for a foreign index"
-assert_contains "$(jq -r '.errors[0].message' "$BODY_FILE")" "no variant of $reg/demo/stencil:buildx runs on this node" \
+assert_contains "$(jq -r '.errors[0].message' "$BODY_FILE")" "no variant of $reg/others/buildx:1.0 runs on this node" \
   "the reason for a foreign index"
 stop_serve
 start_serve foreign-default --upstream "$reg" "${tls[@]}" --host "$TEST_TMP/foreign-v3.json"
-fetch "http://$SERVE_ADDR/v2/demo/stencil/manifests/buildx"
+fetch "http://$SERVE_ADDR/v2/others/buildx/manifests/1.0"
 assert_eq "$buildx" "$(body_digest)" "without --foreign select the index passes through"
 stop_serve
 
