@@ -40,7 +40,7 @@ ROWS=(
   "select bad!!ref -- failed to parse reference \"bad!!ref\""
   "select oci:layout:bad@@tag -- invalid tag \"bad@@tag\""
   "select oci:layout:1 --gpus 0,,1 -- empty GPU name"
-  "select oci:layout:1 --format xml -- --format: \"xml\" is not one of {ref,json}"
+  "select oci:layout:1 --format xml -- --format: \"xml\" is not one of {ref,json,docker-args,podman-args}"
   "select oci:layout:1 --host /nonexistent/facts.json -- File does not exist"
   "check bad!!ref -- failed to parse reference \"bad!!ref\""
   "check oci:layout:bad@@tag -- invalid tag \"bad@@tag\""
