@@ -45,6 +45,8 @@ ROWS=(
   "check bad!!ref -- failed to parse reference \"bad!!ref\""
   "check oci:layout:bad@@tag -- invalid tag \"bad@@tag\""
   "check oci:layout:1 --format xml -- --format: \"xml\" is not one of {text,json}"
+  "cdi -- hwimg cdi needs a command: generate"
+  "cdi generate --host /nonexistent/facts.json -- File does not exist"
   "index create bad!!ref --from 127.0.0.1:5000/app:1-a -- failed to parse reference \"bad!!ref\""
   "index create 127.0.0.1:5000/app:1 --from bad!!ref -- failed to parse reference \"bad!!ref\""
   "index create 127.0.0.1:5000/app@sha256:0000000000000000000000000000000000000000000000000000000000000000 --from 127.0.0.1:5000/app:1-a -- name it by tag"

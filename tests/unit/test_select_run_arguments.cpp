@@ -48,7 +48,6 @@ TEST_CASE("a bundled-driver variant gets the control nodes and each considered G
     // By index or UUID, in host order, each once.
     CHECK(line(candidates, host_with({"9.0", "9.0", "9.0"}), "2,GPU-00000000,0", runtime) ==
           control + " --device /dev/nvidia0 --device /dev/nvidia2 registry.example/app@sha256:abc");
-    CHECK(line(candidates, host_with({"9.0", "9.0"}), "none", runtime) == "registry.example/app@sha256:abc");
   }
 }
 
@@ -83,8 +82,11 @@ TEST_CASE("a CPU-only variant, or a GPU variant with no GPU considered, gets the
         "registry.example/app@sha256:abc");
   CHECK(line({cpu_variant("x86-64-v3")}, cpu_host("x86-64-v3"), "all", Runtime::podman) ==
         "registry.example/app@sha256:abc");
-  CHECK(line({gpu_variant("cuda12.2-sm90", "12.2", "sm_90"), cpu_variant("x86-64-v1")}, host_with({"9.0"}),
-             "void", Runtime::docker) == "registry.example/app@sha256:abc");
+  CHECK(line({bundled_variant(), cpu_variant("x86-64-v1")}, host_with({"9.0"}), "void", Runtime::docker) ==
+        "registry.example/app@sha256:abc");
+  // Compatible with no GPU considered (its NVIDIA_REQUIRE_CUDA is judged on the driver alone): no --gpus.
+  CHECK(line({platform_variant({"linux", "amd64", ""}, {"NVIDIA_REQUIRE_CUDA=cuda>=12.0"})}, host_with({"9.0"}),
+             "none", Runtime::docker) == "registry.example/app@sha256:abc");
 }
 
 TEST_CASE("an image without hwimg annotations that NVIDIA_REQUIRE_CUDA marks for GPUs goes through the toolkit") {
