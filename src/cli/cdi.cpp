@@ -27,8 +27,8 @@ void define_cdi_command(CLI::App& subcommand, Action& action) {
                                             "probing this host")
                            ->check(CLI::ExistingFile);
   flags->output_option = generate->add_option("-o,--output", flags->output,
-                                              "Write to FILE atomically instead of standard output "
-                                              "(/etc/cdi/hwimg.yaml is where runtimes look)")
+                                              "Write to FILE atomically instead of standard output (runtimes "
+                                              "read /etc/cdi and /var/run/cdi: /etc/cdi/hwimg.yaml)")
                              ->option_text("FILE");
   generate->footer(
       "Devices: hwimg.org/gpu=0, =1, ... by index, =GPU-<uuid> by UUID, and =all; the control nodes nvidiactl,\n"

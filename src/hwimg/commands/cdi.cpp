@@ -13,7 +13,12 @@ Result<int> run_cdi_generate(const CdiGenerateArguments& arguments) {
   cdi::SpecOptions options;
   if (const auto root = variable("HWIMG_DEV_ROOT"); root && !root->empty()) {
     // The spec's hostPath must not depend on the directory a runtime reads it from.
-    options.device_root = std::filesystem::absolute(*root).lexically_normal();
+    std::error_code error;
+    const auto absolute = std::filesystem::absolute(*root, error);
+    if (error) {
+      return fail("failed to resolve HWIMG_DEV_ROOT {}: {}", *root, error.message());
+    }
+    options.device_root = absolute.lexically_normal();
   }
   HWIMG_TRY_ASSIGN(const auto text, cdi::generate_spec(facts, options));
   if (!arguments.output) {
