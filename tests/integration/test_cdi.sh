@@ -135,14 +135,15 @@ require_root
 require_tool podman
 require_tool flock
 # podman 4.3 reads specs only from /etc/cdi and /var/run/cdi (no cdi_spec_dirs yet): the spec goes
-# there for the suite's run, one suite at a time, and a spec of the host's own for this kind would
-# compete with it.
+# there for the suite's run, one run at a time (under the lock, what a killed run left is removed),
+# and a spec of the host's own for this kind would compete with it.
 cdi_dir=/var/run/cdi
+exec 9>/run/lock/hwimg-test-cdi.lock
+flock -w 600 9 || fail "another run of this suite holds /run/lock/hwimg-test-cdi.lock"
+rm -f "$cdi_dir"/hwimg-test-*.json
 if grep -rqs '"hwimg.org/gpu"\|kind: *hwimg.org/gpu' /etc/cdi "$cdi_dir"; then
   skip "this host already has a CDI spec of kind hwimg.org/gpu in /etc/cdi or $cdi_dir"
 fi
-exec 9>/run/lock/hwimg-test-cdi.lock
-flock -w 600 9 || fail "another run of this suite holds /run/lock/hwimg-test-cdi.lock"
 devroot=$TEST_TMP/devroot
 mkdir -p "$devroot/dev"
 # NVIDIA's majors and minors (docs/running.md#device-nodes); nvidia-uvm's major is dynamic, any will do.
