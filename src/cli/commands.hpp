@@ -32,5 +32,6 @@ void define_digest_command(CLI::App& subcommand, Action& action);
 void define_delete_command(CLI::App& subcommand, Action& action);
 void define_export_command(CLI::App& subcommand, Action& action);
 void define_cache_command(CLI::App& subcommand, Action& action);
+void define_cdi_command(CLI::App& subcommand, Action& action);
 
 }  // namespace hwimg::cli

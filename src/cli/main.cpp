@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
                  "(ready for docker run), and why every other one does not", define_select_command},
       {"check", "Exit 0 if an image (a manifest, or a variant of an index) runs on this host, "
                 "3 with the reasons if not: a guard for init containers and Slurm prologs", define_check_command},
+      {"cdi", "Write a CDI spec that gives containers this host's GPUs as device nodes only "
+              "(for variants that bundle their driver)", define_cdi_command},
       {"index", "Work with multi-variant image indexes on a registry", define_index_command},
       {"compat", "Show the Node Feature Discovery image-compatibility artifacts attached to an image",
        define_compat_command},

@@ -12,7 +12,8 @@
 
 namespace hwimg::commands {
 
-enum class SelectFormat { reference, json };
+// docker_args and podman_args: the run options and the reference (docs/running.md#select-arguments).
+enum class SelectFormat { reference, json, docker_args, podman_args };
 enum class Explain { no, yes };
 
 // What `select` and `check` share: an image, the host to judge it against and how to explain.
@@ -34,6 +35,7 @@ struct SelectArguments {
 struct JudgedImage {
   select::ImageSource source;
   select::Selection selection;
+  select::GpuSelection gpus;  // the GPUs asked for, as the selection was made with
   std::string host;  // what was judged: "this host", or "the host in FILE" for --host FILE
 };
 [[nodiscard]] Result<JudgedImage> judge_image(const JudgeArguments& arguments, util::Output& output);
@@ -43,7 +45,7 @@ struct JudgedImage {
 [[nodiscard]] int finish_judging(const JudgeArguments& arguments, const JudgedImage& judged,
                                  std::string_view refusal);
 
-// Prints the chosen reference (or JSON) on stdout and the explanation on stderr; returns 0, or 3
+// Prints the chosen reference (or JSON, or the run arguments and the reference) on stdout and the explanation on stderr; returns 0, or 3
 // when no variant fits (every variant's reasons then go to stderr).
 [[nodiscard]] Result<int> run_select(const SelectArguments& arguments);
 
