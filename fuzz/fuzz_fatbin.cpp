@@ -1,5 +1,6 @@
-// The ELF and fatbin reader on a whole file (as the builder reads a layer's binaries) and on raw
-// fatbin section bytes, each container header and compressed entry bounds-checked.
+// The ELF and fatbin reader on a whole file (as the builder reads a layer's binaries and a bundled
+// driver's libraries) and on raw fatbin section bytes, each container header and compressed entry
+// bounds-checked.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -12,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto bytes = std::as_bytes(std::span(data, size));
   if (is_elf(bytes)) {
     (void)read_elf_header(bytes, "fuzz");
-    (void)read_elf_sections(bytes, "fuzz");
+    if (const auto sections = read_elf_sections(bytes, "fuzz")) (void)read_elf_soname(bytes, *sections, "fuzz");
     (void)list_device_code(bytes, "fuzz");
     (void)read_fatbin_entries(bytes, "fuzz", FatbinSections::relocatable);
     (void)read_cubin_target(bytes, "fuzz");

@@ -10,6 +10,10 @@
 
 namespace hwimg::registry {
 
+RelayClients::RelayClients(ClientOptions options) : m_options(std::move(options)) {}
+
+RelayClients::~RelayClients() = default;
+
 Result<std::unique_ptr<Client>> RelayClients::take() {
   {
     std::lock_guard lock(m_mutex);

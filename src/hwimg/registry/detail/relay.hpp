@@ -24,7 +24,11 @@ class Client;
 // TLS sessions and tokens instead of opening its own. Used from the relays' threads.
 class RelayClients {
 public:
-  explicit RelayClients(ClientOptions options) : m_options(std::move(options)) {}
+  explicit RelayClients(ClientOptions options);
+  // Out of line: Client is complete only in relay.cpp.
+  ~RelayClients();
+  RelayClients(const RelayClients&) = delete;
+  RelayClients& operator=(const RelayClients&) = delete;
   [[nodiscard]] Result<std::unique_ptr<Client>> take();
   void give_back(std::unique_ptr<Client> client);
 
