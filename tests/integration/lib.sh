@@ -56,3 +56,31 @@ start_containerd() {
   [ -S "$ctd/containerd.sock" ] || fail "containerd did not start: $(tail -5 "$ctd/containerd.log")"
 }
 ctr_() { ctr --address "$ctd/containerd.sock" "$@"; }
+
+# run_hwimg ARGS...: runs hwimg, whatever its status; stdout in $OUT, stderr in $ERR, status in $STATUS.
+run_hwimg() {
+  set +e
+  OUT=$("$HWIMG" "$@" 2>"$TEST_TMP/stderr")
+  STATUS=$?
+  set -e
+  ERR=$(cat "$TEST_TMP/stderr")
+}
+
+# podman_store: podman with its own store, run root, configuration and registries.conf under
+# $TEST_TMP/podman (vfs storage; nothing of the host's: no systemd or journald here, so cgroupfs and a
+# file for events); defines podman_ (podman with those options) and $pod.
+podman_store() {
+  pod="$TEST_TMP/podman"
+  mkdir -p "$pod"
+  printf '[engine]\nevents_logger = "file"\ncgroup_manager = "cgroupfs"\n' >"$pod/containers.conf"
+  printf '[storage]\ndriver = "vfs"\ngraphroot = "%s/root"\nrunroot = "%s/run"\n' "$pod" "$pod" >"$pod/storage.conf"
+  : >"$pod/registries.conf"
+  export CONTAINERS_CONF="$pod/containers.conf" CONTAINERS_STORAGE_CONF="$pod/storage.conf"
+  export CONTAINERS_REGISTRIES_CONF="$pod/registries.conf"
+  podman_() {
+    podman --root "$pod/root" --runroot "$pod/run" --storage-driver vfs --tmpdir "$pod/tmp" "$@"
+  }
+  add_cleanup "awk -v t='$TEST_TMP/' 'index(\$2, t) == 1 {print \$2}' /proc/mounts | sort -r | xargs -r umount -l"
+  # Before that (cleanups run last first): containers podman created, with what they keep open.
+  add_cleanup "podman_ rm -a -f >/dev/null 2>&1"
+}

@@ -14,14 +14,6 @@ data=$HWIMG_SOURCE_DIR/tests/data/select
 mixed=$data/host-mixed-580.json   # GPU 0 an A100, GPU 1 an H100, driver 580.65.06
 h100_535=$data/host-h100-535.json
 no_gpu=$data/host-no-gpu.json
-# run_hwimg ARGS...: stdout in $OUT, stderr in $ERR, status in $STATUS.
-run_hwimg() {
-  set +e
-  OUT=$("$HWIMG" "$@" 2>"$TEST_TMP/stderr")
-  STATUS=$?
-  set -e
-  ERR=$(cat "$TEST_TMP/stderr")
-}
 # The GPUs considered are --gpus's or all, whatever the machine running the suite sets.
 unset NVIDIA_VISIBLE_DEVICES
 control="--device /dev/nvidiactl --device /dev/nvidia-uvm --device /dev/nvidia-uvm-tools"
@@ -158,17 +150,7 @@ assert_eq "$devroot/dev/nvidia1" "$(jq -r '.devices[1].containerEdits.deviceNode
   "HWIMG_DEV_ROOT's hostPath"
 validate "$spec_file" || fail "the spec with host paths does not validate against the CDI schema"
 
-pod=$TEST_TMP/podman
-mkdir -p "$pod"
-printf '[engine]\nevents_logger = "file"\ncgroup_manager = "cgroupfs"\n' >"$pod/containers.conf"
-printf '[storage]\ndriver = "vfs"\ngraphroot = "%s/root"\nrunroot = "%s/run"\n' "$pod" "$pod" >"$pod/storage.conf"
-: >"$pod/registries.conf"
-export CONTAINERS_CONF="$pod/containers.conf" CONTAINERS_STORAGE_CONF="$pod/storage.conf"
-export CONTAINERS_REGISTRIES_CONF="$pod/registries.conf"
-podman_() {
-  podman --root "$pod/root" --runroot "$pod/run" --storage-driver vfs --tmpdir "$pod/tmp" "$@"
-}
-add_cleanup "awk -v t='$TEST_TMP/' 'index(\$2, t) == 1 {print \$2}' /proc/mounts | sort -r | xargs -r umount -l"
+podman_store
 tar -cf "$TEST_TMP/empty.tar" -T /dev/null
 podman_ import -q "$TEST_TMP/empty.tar" localhost/hwimg-cdi-empty:1 >/dev/null 2>&1 ||
   skip "podman cannot import an image here: $(podman_ import "$TEST_TMP/empty.tar" 2>&1 | tail -2)"

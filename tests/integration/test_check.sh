@@ -9,14 +9,6 @@ require_tool python3
 
 data=$HWIMG_SOURCE_DIR/tests/data/select
 mixed=$data/host-mixed-580.json
-# run_hwimg ARGS...: stdout in $OUT, stderr in $ERR, status in $STATUS.
-run_hwimg() {
-  set +e
-  OUT=$("$HWIMG" "$@" 2>"$TEST_TMP/stderr")
-  STATUS=$?
-  set -e
-  ERR=$(cat "$TEST_TMP/stderr")
-}
 a100_reason="GPU 0 (NVIDIA A100-SXM4-80GB): no code for compute capability 8.0 (has sm_90a)"
 
 gpu=$TEST_TMP/gpu

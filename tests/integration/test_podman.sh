@@ -15,19 +15,7 @@ source "$(dirname "$0")/registry_lib.sh"
 source "$(dirname "$0")/serve_lib.sh"
 
 step "podman with its own store, run root, configuration and registries.conf (vfs)"
-pod="$TEST_TMP/podman"
-mkdir -p "$pod"
-# Nothing of the host's: no systemd or journald here (cgroupfs, a file for events), the storage
-# and registries configuration are the test's own.
-printf '[engine]\nevents_logger = "file"\ncgroup_manager = "cgroupfs"\n' >"$pod/containers.conf"
-printf '[storage]\ndriver = "vfs"\ngraphroot = "%s/root"\nrunroot = "%s/run"\n' "$pod" "$pod" >"$pod/storage.conf"
-: >"$pod/registries.conf"
-export CONTAINERS_CONF="$pod/containers.conf" CONTAINERS_STORAGE_CONF="$pod/storage.conf"
-export CONTAINERS_REGISTRIES_CONF="$pod/registries.conf"
-podman_() {
-  podman --root "$pod/root" --runroot "$pod/run" --storage-driver vfs --tmpdir "$pod/tmp" "$@"
-}
-add_cleanup "awk -v t='$TEST_TMP/' 'index(\$2, t) == 1 {print \$2}' /proc/mounts | sort -r | xargs -r umount -l"
+podman_store
 store=$(podman_ info --format '{{.Store.GraphDriverName}} {{.Store.GraphRoot}}' 2>&1) ||
   skip "podman cannot open a store here: $(tail -3 <<<"$store")"
 assert_eq "vfs $pod/root" "$store" "podman's store"
