@@ -9,6 +9,7 @@
 #include "hwimg/build/cpu_code_check.hpp"
 #include "hwimg/build/device_code_check.hpp"
 #include "hwimg/build/dockerfile_build.hpp"
+#include "hwimg/build/driver_bundle.hpp"
 #include "hwimg/build/variant_jobs.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
@@ -166,6 +167,7 @@ Result<std::vector<matrix::Variant>> variants_to_build(const BuildRequest& reque
   HWIMG_TRY_ASSIGN(auto variants, select_variants(std::move(all_variants), request.only));
   // A builder image brings its own toolkit, and so does a Dockerfile.
   if (!recipe.dockerfile && (!recipe.build || !recipe.build->image)) HWIMG_TRY(check_toolkits(variants));
+  HWIMG_TRY(check_driver_recipe(recipe, variants));
   return variants;
 }
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,9 +29,15 @@ struct DriverPlan {
   recipe::SourceLocation from_location;
 };
 
-// The recipe's `driver:` for `variant`: none for a variant without a bundled driver. A variant the
-// matrix gives a driver needs the key; a path that names no variable is the same for every driver,
-// which cannot hold two versions, so it must use ${driver.version} or ${driver.branch}.
+// A variant the matrix gives a driver needs the recipe's `driver:`; a `from` that names no
+// variable is the same for every driver, which cannot hold two versions, so it must use
+// ${driver.version} or ${driver.branch}. Checked for all variants before any is built, so the
+// variants without a driver do not store their blobs first (docs/recipe.md: a mistake leaves
+// nothing behind).
+[[nodiscard]] Result<void> check_driver_recipe(const recipe::Recipe& recipe, std::span<const matrix::Variant> variants);
+
+// The recipe's `driver:` for `variant` (check_driver_recipe holds): none for a variant without a
+// bundled driver.
 [[nodiscard]] Result<std::optional<DriverPlan>> plan_driver(const recipe::Recipe& recipe, const matrix::Variant& variant,
                                                             const recipe::Variables& variables);
 
