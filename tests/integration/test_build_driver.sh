@@ -149,6 +149,14 @@ done
 plain_env=$(skopeo inspect --config "oci:$L:1-$plain" | jq -r '.config.Env[]')
 if grep -qE '^(NVIDIA_VISIBLE_DEVICES|LD_LIBRARY_PATH)=' <<<"$plain_env"; then fail "$plain has a driver's environment: $plain_env"; fi
 check_layout "$L" 1
+# block LOG ID: the lines --explain printed for variant ID (its line and the indented ones under it).
+block() { awk -v id="$2" '$1 == id { on = 1; print; next } on && /^  / { print; next } { on = 0 }' <<<"$1"; }
+explained=$("$HWIMG" build "$app/recipe.yaml" -o "$L" --tag 1 --explain 2>&1) || fail "hwimg build --explain: $explained"
+for id in $id1 $id2; do
+  v=${id##*-driver}
+  assert_contains "$(block "$explained" "$id")" "  driver $v from $drivers/$v -> /usr/local/nvidia/lib64" "build --explain for $id"
+done
+if grep -q '^  driver ' <<<"$(block "$explained" "$plain")"; then fail "build --explain gives $plain a driver: $explained"; fi
 
 step "a rebuild with two CPU levels: one layer per driver, the same for both levels"
 write_matrix "x86-64-v1, x86-64-v2" "none, \"$v1\", \"$v2\""
@@ -293,6 +301,8 @@ EOF
   assert_eq "$(jq '.layers | length' <<<"$manifest")" "$(jq '.rootfs.diff_ids | length' <<<"$config")" "Dockerfile variant: diff_ids per layer"
   assert_eq "$v1" "$(jq -r '.annotations["org.hwimg.driver.bundled"]' <<<"$manifest")" "Dockerfile variant: the annotation"
   check_layout "$d/L" 1
+  explained=$("$HWIMG" build "$d/recipe.yaml" -o "$d/L" --tag 1 --explain 2>&1) || fail "hwimg build --explain (Dockerfile): $explained"
+  assert_contains "$(block "$explained" "$did")" "  driver $v1 from $drivers/$v1 -> /usr/local/nvidia/lib64" "build --explain (Dockerfile)"
   assert_eq "nvml $v1 /usr/local/nvidia/lib64/libnvidia-ml.so.1
 cuda $v1 /usr/local/nvidia/lib64/libcuda.so.1" "$(run_variant "$d/L" "1-$did" dockerfile)" "the Dockerfile variant under runc"
 fi

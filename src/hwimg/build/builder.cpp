@@ -158,6 +158,7 @@ Result<std::vector<std::string>> explain_variant(Build& build, const matrix::Var
     lines.push_back(fmt::format("  layer {} -> {} ({})", layer.from.string(), layer.to,
                                 layer.variant_specific ? "this variant's own" : "packed once, shared"));
   }
+  if (plan.driver) lines.push_back(explain_driver(*plan.driver));
   return lines;
 }
 

@@ -138,6 +138,11 @@ Result<std::vector<DriverLibrary>> read_driver_libraries(const DriverPlan& plan)
   return libraries;
 }
 
+std::string explain_driver(const DriverPlan& plan) {
+  return fmt::format("  driver {} from {} -> {} (packed once per driver, shared)", plan.version.str(), plan.from.string(),
+                     plan.to);
+}
+
 std::string driver_layer_key(const DriverPlan& plan) {
   return fmt::format("driver\n{}\n{}\n{}", plan.from.string(), plan.to, plan.version.str());
 }

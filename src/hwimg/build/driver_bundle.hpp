@@ -51,6 +51,9 @@ struct DriverLibrary {
 // another version, or a directory without libcuda and libnvidia-ml, is refused naming the file.
 [[nodiscard]] Result<std::vector<DriverLibrary>> read_driver_libraries(const DriverPlan& plan);
 
+// What `hwimg build --explain` says of the driver's layer.
+[[nodiscard]] std::string explain_driver(const DriverPlan& plan);
+
 // The LayerMemo key of the driver's layer: one layer per driver, whichever variants bundle it.
 [[nodiscard]] std::string driver_layer_key(const DriverPlan& plan);
 
