@@ -5,11 +5,12 @@
 # `driver: [none, V1, V2]` into a GPU recipe on the Debian-made runtime image (no nvcc: a stub
 # toolkit, the checked-in libkernels.a as device code). Checks: the three variants; the driver
 # layer holds the libraries, their soname links, libcuda.so and the ld.so.conf.d entry; the config's
-# LD_LIBRARY_PATH and NVIDIA_VISIBLE_DEVICES=void; org.hwimg.driver.bundled; one layer per driver,
-# shared by a rebuild's two CPU levels; skopeo and umoci accept the layout; under runc a program
-# that dlopens libnvidia-ml.so.1 by soname prints the bundled driver's version, nothing mounted;
-# `select --host` picks the variant of the host's driver and --explain says why the others lose;
-# bad inputs write nothing (a library of another version, a libcuda without its version string, no
+# LD_LIBRARY_PATH and NVIDIA_VISIBLE_DEVICES=void; org.hwimg.driver.bundled; build --explain names
+# the driver; one layer per driver, shared by a rebuild's two CPU levels; skopeo and umoci accept
+# the layout; under runc a program that dlopens libnvidia-ml.so.1 and libcuda.so.1 by soname prints
+# the bundled driver's version, nothing mounted, even with another driver's libraries earlier on
+# the recipe's LD_LIBRARY_PATH; `select --host` picks the variant of the host's driver and
+# --explain says why the others lose; bad inputs write nothing (a library of another version, a libcuda without its version string, no
 # libnvidia-ml, a driver too old for the CUDA version, a recipe without driver:). Where buildah is
 # installed, one Dockerfile recipe with driver: gets the driver layer last and the environment.
 source "$(dirname "$0")/lib.sh"
