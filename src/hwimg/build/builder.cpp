@@ -9,6 +9,7 @@
 #include "hwimg/build/cpu_code_check.hpp"
 #include "hwimg/build/device_code_check.hpp"
 #include "hwimg/build/dockerfile_build.hpp"
+#include "hwimg/build/driver_bundle.hpp"
 #include "hwimg/build/variant_jobs.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/oci/annotations.hpp"
@@ -157,6 +158,7 @@ Result<std::vector<std::string>> explain_variant(Build& build, const matrix::Var
     lines.push_back(fmt::format("  layer {} -> {} ({})", layer.from.string(), layer.to,
                                 layer.variant_specific ? "this variant's own" : "packed once, shared"));
   }
+  if (plan.driver) lines.push_back(explain_driver(*plan.driver));
   return lines;
 }
 
@@ -166,6 +168,7 @@ Result<std::vector<matrix::Variant>> variants_to_build(const BuildRequest& reque
   HWIMG_TRY_ASSIGN(auto variants, select_variants(std::move(all_variants), request.only));
   // A builder image brings its own toolkit, and so does a Dockerfile.
   if (!recipe.dockerfile && (!recipe.build || !recipe.build->image)) HWIMG_TRY(check_toolkits(variants));
+  HWIMG_TRY(check_driver_recipe(recipe, variants));
   return variants;
 }
 

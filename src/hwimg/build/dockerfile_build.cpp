@@ -7,6 +7,7 @@
 #include "hwimg/build/build_cache.hpp"
 #include "hwimg/build/dockerfile_plan.hpp"
 #include "hwimg/build/dockerfile_variant.hpp"
+#include "hwimg/build/driver_bundle.hpp"
 #include "hwimg/build/variant_jobs.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
@@ -204,6 +205,7 @@ Result<std::vector<std::string>> explain_dockerfile_variants(DockerfileBuild& bu
       lines.push_back(fmt::format("  stage {}: FROM {}{}", stage_label(parsed, i), from,
                                   i == root_stage(*plan.dockerfile) ? "  <- base" : ""));
     }
+    if (plan.driver) lines.push_back(explain_driver(*plan.driver));
   }
   return lines;
 }

@@ -74,20 +74,27 @@ Result<DriverLibrary> read_library(const DriverPlan& plan, const fs::path& path,
 
 }  // namespace
 
-Result<std::optional<DriverPlan>> plan_driver(const recipe::Recipe& recipe, const matrix::Variant& variant,
-                                              const recipe::Variables& variables) {
-  if (!variant.bundled_driver) return std::optional<DriverPlan>();
+Result<void> check_driver_recipe(const recipe::Recipe& recipe, std::span<const matrix::Variant> variants) {
+  const auto bundling = std::ranges::find_if(variants, [](const matrix::Variant& v) { return v.bundled_driver.has_value(); });
+  if (bundling == variants.end()) return {};
   if (!recipe.driver) {
     return fail("{}: variant {} bundles driver {} (the matrix's driver axis), but the recipe does not say where its "
                 "libraries are: add driver: {{from: /opt/nvidia-drivers/${{driver.version}}}}",
-                recipe.file.string(), variant.id, variant.bundled_driver->str());
+                recipe.file.string(), bundling->id, bundling->bundled_driver->str());
   }
-  const auto& spec = *recipe.driver;
-  if (!recipe::names_variables(spec.from)) {
+  if (!recipe::names_variables(recipe.driver->from)) {
     return fail("{}: driver.from names no variable, so every driver version would come from one directory: use "
                 "${{driver.version}} in it, e.g. /opt/nvidia-drivers/${{driver.version}}",
-                spec.from.location.str());
+                recipe.driver->from.location.str());
   }
+  return {};
+}
+
+Result<std::optional<DriverPlan>> plan_driver(const recipe::Recipe& recipe, const matrix::Variant& variant,
+                                              const recipe::Variables& variables) {
+  if (!variant.bundled_driver) return std::optional<DriverPlan>();
+  HWIMG_TRY(check_driver_recipe(recipe, std::span(&variant, 1)));
+  const auto& spec = *recipe.driver;
   HWIMG_TRY_ASSIGN(const auto from, recipe::substitute(spec.from, variables));
   HWIMG_TRY_ASSIGN(const auto to, recipe::substitute(spec.to, variables));
   return std::optional<DriverPlan>(DriverPlan{*variant.bundled_driver, recipe.resolve(from), to, spec.from.location});
@@ -131,6 +138,11 @@ Result<std::vector<DriverLibrary>> read_driver_libraries(const DriverPlan& plan)
   return libraries;
 }
 
+std::string explain_driver(const DriverPlan& plan) {
+  return fmt::format("  driver {} from {} -> {} (packed once per driver, shared)", plan.version.str(), plan.from.string(),
+                     plan.to);
+}
+
 std::string driver_layer_key(const DriverPlan& plan) {
   return fmt::format("driver\n{}\n{}\n{}", plan.from.string(), plan.to, plan.version.str());
 }
@@ -164,16 +176,15 @@ Result<oci::WrittenLayer> write_driver_layer(const DriverPlan& plan, const std::
 
 std::vector<std::pair<std::string, std::string>> driver_environment(const DriverPlan& plan,
                                                                     const std::optional<std::string>& ld_library_path) {
-  auto path = plan.to;
+  // First even where the base names it already: a libcuda.so.1 in a directory before it (a CUDA
+  // forward-compatibility package's, say) would be loaded instead of the bundled driver.
+  std::vector<std::string> entries{plan.to};
   if (ld_library_path && !ld_library_path->empty()) {
-    const auto entries = util::split(*ld_library_path, ':');
-    if (std::ranges::find(entries, plan.to) == entries.end()) {
-      path += ":" + *ld_library_path;
-    } else {
-      path = *ld_library_path;
+    for (auto& entry : util::split(*ld_library_path, ':')) {
+      if (entry != plan.to) entries.push_back(std::move(entry));
     }
   }
-  return {{"LD_LIBRARY_PATH", path}, {"NVIDIA_VISIBLE_DEVICES", "void"}};
+  return {{"LD_LIBRARY_PATH", util::join(entries, ":")}, {"NVIDIA_VISIBLE_DEVICES", "void"}};
 }
 
 void apply_driver_config(const DriverPlan& plan, oci::ImageConfig& config) {

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,9 +29,15 @@ struct DriverPlan {
   recipe::SourceLocation from_location;
 };
 
-// The recipe's `driver:` for `variant`: none for a variant without a bundled driver. A variant the
-// matrix gives a driver needs the key; a path that names no variable is the same for every driver,
-// which cannot hold two versions, so it must use ${driver.version} or ${driver.branch}.
+// A variant the matrix gives a driver needs the recipe's `driver:`; a `from` that names no
+// variable is the same for every driver, which cannot hold two versions, so it must use
+// ${driver.version} or ${driver.branch}. Checked for all variants before any is built, so the
+// variants without a driver do not store their blobs first (docs/recipe.md: a mistake leaves
+// nothing behind).
+[[nodiscard]] Result<void> check_driver_recipe(const recipe::Recipe& recipe, std::span<const matrix::Variant> variants);
+
+// The recipe's `driver:` for `variant` (check_driver_recipe holds): none for a variant without a
+// bundled driver.
 [[nodiscard]] Result<std::optional<DriverPlan>> plan_driver(const recipe::Recipe& recipe, const matrix::Variant& variant,
                                                             const recipe::Variables& variables);
 
@@ -43,6 +50,9 @@ struct DriverLibrary {
 // toolkit selects them, and for libcuda also by the version string it carries. A library of
 // another version, or a directory without libcuda and libnvidia-ml, is refused naming the file.
 [[nodiscard]] Result<std::vector<DriverLibrary>> read_driver_libraries(const DriverPlan& plan);
+
+// What `hwimg build --explain` says of the driver's layer.
+[[nodiscard]] std::string explain_driver(const DriverPlan& plan);
 
 // The LayerMemo key of the driver's layer: one layer per driver, whichever variants bundle it.
 [[nodiscard]] std::string driver_layer_key(const DriverPlan& plan);
