@@ -84,3 +84,14 @@ podman_store() {
   # Before that (cleanups run last first): containers podman created, with what they keep open.
   add_cleanup "podman_ rm -a -f >/dev/null 2>&1"
 }
+
+# host_levels: the x86-64 levels this machine runs, x86-64-v1 up to the one `hwimg probe` reports,
+# one per line. test_probe_cpu.sh checks the probe's level against /proc/cpuinfo and the psABI's
+# feature lists; other suites take it from the probe, since the kernel spells some flags
+# differently by version and vendor (avx512vbmi2 / avx512_vbmi2).
+host_levels() {
+  local level
+  level=$(HWIMG_CPUID_FILE= "$HWIMG" probe --format json | jq -r .cpu.level)
+  case $level in x86-64-v[1-4]) ;; *) fail "hwimg probe reports level [$level]" ;; esac
+  seq 1 "${level#x86-64-v}" | sed 's/^/x86-64-v/'
+}

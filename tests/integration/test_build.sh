@@ -264,12 +264,7 @@ assert_eq 5 "$(cut -d' ' -f1 <<<"$STENCIL_LAYERS" | sort -u | wc -l)" "distinct 
 assert_eq 1 "$(cut -d' ' -f2 <<<"$STENCIL_LAYERS" | sort -u | wc -l)" "distinct data layers"
 assert_eq 17 "$(ls "$STENCIL/blobs/sha256" | wc -l)" "stencil blobs: index, 5 x (manifest, config, program), data once"
 # The baseline runs everywhere; the highest level this host has shows the per-level build.
-host_has() { local flag; for flag in "$@"; do grep -qw "$flag" /proc/cpuinfo || return 1; done; }
-LEVELS=(x86-64-v1)
-host_has cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 && LEVELS+=(x86-64-v2)
-host_has cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave && LEVELS+=(x86-64-v3)
-host_has cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave \
-  avx512f avx512bw avx512cd avx512dq avx512vl && LEVELS+=(x86-64-v4)
+mapfile -t LEVELS < <(host_levels)
 for level in x86-64-v1 "${LEVELS[-1]}"; do
   RUN=$(run_image "$STENCIL" "1.0-cpu-$level" "stencil-$level" '["/opt/stencil/bin/stencil", "--size", "64", "--sweeps", "4"]')
   assert_eq "stencil: built for $level (variant cpu-$level)" "$(sed -n 1p <<<"$RUN")" "stencil $level line 1"

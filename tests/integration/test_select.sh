@@ -22,12 +22,7 @@ step "build the stencil example"
 "$HWIMG" build "$HWIMG_SOURCE_DIR/recipes/stencil.yaml" -o "$stencil" --tag 1.0 -j 2 > "$TEST_TMP/build.log"
 
 step "the chosen variant is the highest level this CPU has"
-flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-has() { for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
-level=x86-64-v1
-has cx16 lahf_lm popcnt pni ssse3 sse4_1 sse4_2 && level=x86-64-v2
-[ $level = x86-64-v2 ] && has avx avx2 bmi1 bmi2 f16c fma abm movbe xsave && level=x86-64-v3
-[ $level = x86-64-v3 ] && has avx512f avx512bw avx512cd avx512dq avx512vl && level=x86-64-v4
+level=$(host_levels | tail -1)
 "$HWIMG" probe > "$TEST_TMP/host.json"
 sel --host "$TEST_TMP/host.json" "oci:$stencil:1.0"
 assert_eq 0 "$STATUS" "select with a facts file: $ERR"

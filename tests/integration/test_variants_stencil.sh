@@ -35,12 +35,7 @@ for id in $(jq -r '.variants[].variant' <<<"$json"); do
 done
 
 step "every variant whose level this CPU has runs under runc"
-flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-has() { for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
-runnable=(x86-64-v1)
-has sse4_2 popcnt ssse3 cx16 && runnable+=(x86-64-v2)
-has sse4_2 popcnt avx avx2 bmi1 bmi2 fma movbe f16c && runnable+=(x86-64-v3)
-has avx512f avx512bw avx512cd avx512dq avx512vl && [[ " ${runnable[*]} " == *" x86-64-v3 "* ]] && runnable+=(x86-64-v4)
+mapfile -t runnable < <(host_levels)
 for level in "${runnable[@]}"; do
   bundle=$TEST_TMP/bundle-$level
   umoci unpack --image "$out:1.0-cpu-$level" "$bundle" >/dev/null
