@@ -18,12 +18,13 @@ recipe::Recipe parse(std::string_view text) {
   return std::move(*parsed);
 }
 
-// cuda12.4-sm80-x86-64-v1 (the host's driver), then its -driver535.247.01 twin.
+// cuda12.4-sm80-x86-64-v1 (the host's driver), then its -driver535.247.01 and -driver570.195.03 twins.
 std::vector<matrix::Variant> variants() {
   const auto file = matrix::parse_matrix_text(
-      "axes: {cuda: ['12.4'], gpu: [sm_80], cpu: [x86-64-v1], driver: [none, '535.247.01']}\n", "m.yaml");
+      "axes: {cuda: ['12.4'], gpu: [sm_80], cpu: [x86-64-v1], driver: [none, '535.247.01', '570.195.03']}\n",
+      "m.yaml");
   auto report = matrix::expand_matrix(file, {});
-  REQUIRE(report.variants.size() == 2);
+  REQUIRE(report.variants.size() == 3);
   return std::move(report.variants);
 }
 
@@ -45,7 +46,13 @@ TEST_CASE("a matrix that names drivers needs the recipe's driver:, checked for e
         "/opt/nvidia-drivers/${driver.version}}");
   const auto fixed = build::check_driver_recipe(parse(head + "driver: {from: /opt/nvidia}\n"), all);
   REQUIRE_FALSE(fixed.has_value());
-  CHECK(fixed.error().message.starts_with("/srv/app/recipe.yaml:4:16: driver.from names no variable"));
+  CHECK(fixed.error().message ==
+        "/srv/app/recipe.yaml:4:16: driver.from names no variable, but the matrix names 2 drivers (535.247.01, "
+        "570.195.03), which one directory cannot hold: use ${driver.version} in it, e.g. "
+        "/opt/nvidia-drivers/${driver.version}");
+  // One driver may come from a fixed place, such as the build machine's own libraries.
+  CHECK(build::check_driver_recipe(parse(head + "driver: {from: /usr/lib/x86_64-linux-gnu}\n"),
+                                   std::span(all).first(2)));
   CHECK(build::check_driver_recipe(parse(head + "driver: {from: \"/opt/nvidia/${driver.version}\"}\n"), all));
   // Variants that bundle nothing need no driver: key.
   CHECK(build::check_driver_recipe(parse(head), std::span(all).first(1)));

@@ -82,10 +82,16 @@ Result<void> check_driver_recipe(const recipe::Recipe& recipe, std::span<const m
                 "libraries are: add driver: {{from: /opt/nvidia-drivers/${{driver.version}}}}",
                 recipe.file.string(), bundling->id, bundling->bundled_driver->str());
   }
-  if (!recipe::names_variables(recipe.driver->from)) {
-    return fail("{}: driver.from names no variable, so every driver version would come from one directory: use "
-                "${{driver.version}} in it, e.g. /opt/nvidia-drivers/${{driver.version}}",
-                recipe.driver->from.location.str());
+  std::vector<std::string> drivers;
+  for (const auto& variant : variants) {
+    if (variant.bundled_driver && std::ranges::find(drivers, variant.bundled_driver->str()) == drivers.end()) {
+      drivers.push_back(variant.bundled_driver->str());
+    }
+  }
+  if (drivers.size() > 1 && !recipe::names_variables(recipe.driver->from)) {
+    return fail("{}: driver.from names no variable, but the matrix names {} drivers ({}), which one directory cannot "
+                "hold: use ${{driver.version}} in it, e.g. /opt/nvidia-drivers/${{driver.version}}",
+                recipe.driver->from.location.str(), drivers.size(), util::join(drivers, ", "));
   }
   return {};
 }

@@ -30,8 +30,9 @@ struct DriverPlan {
 };
 
 // A variant the matrix gives a driver needs the recipe's `driver:`; a `from` that names no
-// variable is the same for every driver, which cannot hold two versions, so it must use
-// ${driver.version} or ${driver.branch}. Checked for all variants before any is built, so the
+// variable is the same for every driver, which cannot hold two versions, so with several drivers it
+// must use ${driver.version} or ${driver.branch} (one driver may come from a fixed place, such as
+// the build machine's own /usr/lib/x86_64-linux-gnu). Checked for all variants before any is built, so the
 // variants without a driver do not store their blobs first (docs/recipe.md: a mistake leaves
 // nothing behind).
 [[nodiscard]] Result<void> check_driver_recipe(const recipe::Recipe& recipe, std::span<const matrix::Variant> variants);
