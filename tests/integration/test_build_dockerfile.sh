@@ -12,7 +12,8 @@
 # argument, a FROM that does not exist, a context that escapes); a build into a fresh layout and
 # cache interrupted with SIGINT, then rerun: the same index digest; one variant again in fresh
 # buildah storage: the same manifest digest. The CUDA example (examples/dockerfile/cuda) is built
-# where HWIMG_TEST_CUDA_IMAGE names an nvcc toolkit image (see that step), skipped otherwise.
+# where HWIMG_TEST_CUDA_IMAGE names an nvcc toolkit image or a toolkit is installed (see that step),
+# skipped otherwise.
 # buildah keeps its images in storage of the suite's own (CONTAINERS_STORAGE_CONF, driver vfs).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
@@ -301,8 +302,31 @@ step "the CUDA example (examples/dockerfile/cuda)"
 # HWIMG_TEST_CUDA_IMAGE: an nvcc toolkit image hwimg's credentials can pull (e.g.
 # nvidia/cuda:13.0.0-devel-ubuntu24.04 in a local registry); HWIMG_TEST_CUDA_VERSION: its CUDA
 # version (default 13.0); HWIMG_TEST_CUDA_RUNTIME_IMAGE: the runtime stage's base (default: the same).
+# Without one, a toolkit installed at /usr/local/cuda-13.0 (or HWIMG_TEST_CUDA_HOME) becomes one: what
+# nvcc needs of it (bin, nvvm, the headers, the static CUDA runtime) on the Debian-made builder image.
+cuda_home=${HWIMG_TEST_CUDA_HOME:-/usr/local/cuda-13.0}
+if [ -z "${HWIMG_TEST_CUDA_IMAGE:-}" ] && [ -x "$cuda_home/bin/nvcc" ]; then
+  HWIMG_TEST_CUDA_VERSION=${HWIMG_TEST_CUDA_VERSION:-$("$cuda_home/bin/nvcc" --version | sed -n 's/.*release \([0-9]*\.[0-9]*\),.*/\1/p')}
+  kit=$TEST_TMP/cuda-toolkit
+  mkdir -p "$kit/tree/lib64" "$kit/tree/targets/x86_64-linux"
+  cp -a "$cuda_home/bin" "$cuda_home/nvvm" "$kit/tree/"
+  cp -rL "$cuda_home/include" "$kit/tree/include"
+  for lib in libcudart_static.a libcudadevrt.a libculibos.a; do cp -L "$cuda_home/lib64/$lib" "$kit/tree/lib64/"; done
+  ln -s ../../include "$kit/tree/targets/x86_64-linux/include"
+  ln -s ../../lib64 "$kit/tree/targets/x86_64-linux/lib"
+  printf 'axes: {cpu: [x86-64-v1]}\n' >"$kit/matrix.yaml"
+  printf '%s\n' "name: cuda-toolkit" "base: oci:$IMAGE_builder:bookworm" "matrix: matrix.yaml" \
+    "layers: [{from: tree, to: /usr/local/cuda-$HWIMG_TEST_CUDA_VERSION}]" \
+    "config: {env: {PATH: \"/usr/local/cuda-$HWIMG_TEST_CUDA_VERSION/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"}}" \
+    'verify: {cpu: "off"}' >"$kit/recipe.yaml"
+  hw_ok build "$kit/recipe.yaml" -o "$kit/layout" --tag devel --compression-level 1
+  put main "oci:$kit/layout:devel" "cuda/toolkit:$HWIMG_TEST_CUDA_VERSION" --all
+  HWIMG_TEST_CUDA_IMAGE=$reg/cuda/toolkit:$HWIMG_TEST_CUDA_VERSION
+  HWIMG_TEST_CUDA_RUNTIME_IMAGE=${HWIMG_TEST_CUDA_RUNTIME_IMAGE:-$reg/debian/runtime:bookworm}
+  echo "the toolkit image: $cuda_home as $HWIMG_TEST_CUDA_IMAGE"
+fi
 if [ -z "${HWIMG_TEST_CUDA_IMAGE:-}" ]; then
-  echo "SKIP (this step only): no CUDA toolkit image at hand; set HWIMG_TEST_CUDA_IMAGE to build examples/dockerfile/cuda"
+  echo "SKIP (this step only): no CUDA toolkit image or toolkit at hand; set HWIMG_TEST_CUDA_IMAGE or install one at $cuda_home to build examples/dockerfile/cuda"
 else
   cuda=$TEST_TMP/cuda
   cp -a "$HWIMG_SOURCE_DIR/examples/dockerfile/cuda" "$cuda"
