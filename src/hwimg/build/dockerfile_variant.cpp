@@ -63,6 +63,12 @@ std::vector<std::string> layer_instructions(const oci::ImageConfig& config) {
   return made;
 }
 
+// NAME=VALUE last in `env`, every earlier NAME= entry dropped.
+void put_env(std::vector<std::string>& env, const std::string& name, const std::string& value) {
+  std::erase_if(env, [&](const std::string& entry) { return entry.starts_with(name + "="); });
+  env.push_back(name + "=" + value);
+}
+
 // The config with the variant's labels and NVIDIA_REQUIRE_CUDA. Labels that describe some other
 // hwimg variant (inherited from a base hwimg built) are dropped first: they would be false here.
 Result<std::string> labelled_config(json::Json config, const matrix::Variant& variant) {
@@ -84,12 +90,9 @@ Result<std::string> labelled_config(json::Json config, const matrix::Variant& va
   settings["Labels"] = labels;
   if (!variant.nvidia_require_cuda.empty()) {
     HWIMG_TRY_ASSIGN(auto env, json::strings_member(settings, "Env"));
-    std::vector<std::string> kept;
-    for (auto& entry : env.value_or(std::vector<std::string>{})) {
-      if (!entry.starts_with("NVIDIA_REQUIRE_CUDA=")) kept.push_back(std::move(entry));
-    }
-    kept.push_back("NVIDIA_REQUIRE_CUDA=" + variant.nvidia_require_cuda);
-    settings["Env"] = kept;
+    auto entries = env.value_or(std::vector<std::string>{});
+    put_env(entries, "NVIDIA_REQUIRE_CUDA", variant.nvidia_require_cuda);
+    settings["Env"] = entries;
   }
   config["config"] = settings;
   return config.dump();
@@ -124,9 +127,7 @@ Result<json::Json> with_driver(json::Json config, const DriverPlan& driver, cons
   config["rootfs"] = root;
   HWIMG_TRY_ASSIGN(const auto* history_found, json::member(config, "history", json::Kind::array));
   json::Json history = history_found != nullptr ? *history_found : json::Json::array();
-  history.push_back({{"created", created},
-                     {"created_by", fmt::format("hwimg build: NVIDIA user-mode driver {} -> {}", driver.version.str(),
-                                                driver.to)}});
+  history.push_back({{"created", created}, {"created_by", driver_layer_created_by(driver)}});
   config["history"] = history;
   HWIMG_TRY_ASSIGN(const auto* container, json::member(config, "config", json::Kind::object));
   json::Json settings = container != nullptr ? *container : json::Json::object();
@@ -136,10 +137,7 @@ Result<json::Json> with_driver(json::Json config, const DriverPlan& driver, cons
   for (const auto& entry : env) {
     if (entry.starts_with("LD_LIBRARY_PATH=")) ld_library_path = entry.substr(16);
   }
-  for (const auto& [name, value] : driver_environment(driver, ld_library_path)) {
-    std::erase_if(env, [&](const std::string& entry) { return entry.starts_with(name + "="); });
-    env.push_back(name + "=" + value);
-  }
+  for (const auto& [name, value] : driver_environment(driver, ld_library_path)) put_env(env, name, value);
   settings["Env"] = env;
   config["config"] = settings;
   return config;
@@ -263,10 +261,7 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
   if (const auto& driver = plan.driver) {
     const oci::LayerOptions layer_options{settings.compression, settings.source_date_epoch};
     HWIMG_TRY_ASSIGN(const auto written,
-                     with_context(memo.get_or_pack(driver_layer_key(*driver), [&] {
-                       return write_driver_layer(*driver, driver_libraries, layout, layer_options);
-                     }),
-                                  context));
+                     with_context(memo.driver_layer(*driver, driver_libraries, layout, layer_options), context));
     manifest.layers.push_back(written.descriptor);
     HWIMG_TRY_ASSIGN(config_json, with_context(with_driver(std::move(config_json), *driver, written,
                                                            rfc3339(settings.source_date_epoch)),

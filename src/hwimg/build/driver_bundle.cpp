@@ -149,35 +149,38 @@ std::string explain_driver(const DriverPlan& plan) {
                      plan.to);
 }
 
-std::string driver_layer_key(const DriverPlan& plan) {
-  return fmt::format("driver\n{}\n{}\n{}", plan.from.string(), plan.to, plan.version.str());
+std::string driver_layer_created_by(const DriverPlan& plan) {
+  return fmt::format("hwimg build: NVIDIA user-mode driver {} -> {}", plan.version.str(), plan.to);
 }
 
 Result<oci::WrittenLayer> write_driver_layer(const DriverPlan& plan, const std::vector<DriverLibrary>& libraries,
                                              const oci::Layout& layout, const oci::LayerOptions& options) {
+  // Only the links and the ld.so.conf.d entry are made here; the libraries are packed from `from`.
   HWIMG_TRY_ASSIGN(auto staging, util::TempDir::create(fs::temp_directory_path(),
                                                        fmt::format("{}{}-driver-", scratch_prefix, ::getpid())));
-  const auto directory = staging.path() / "lib";
-  HWIMG_TRY(util::make_directories(directory));
+  const auto links = staging.path() / "lib";
+  HWIMG_TRY(util::make_directories(links));
+  // The directory first: it gives `to` its entry, which the libraries' own parents then leave alone.
+  std::vector<oci::LayerSource> sources{{links, plan.to}};
   std::error_code ec;
   for (const auto& library : libraries) {
     const auto name = library.file.filename();
-    fs::copy_file(plan.from / name, directory / name, ec);
-    if (ec) return fail("failed to stage {}: {}", (plan.from / name).string(), ec.message());
-    std::vector<std::string> links;
-    if (!library.soname.empty() && library.soname != name.string()) links.push_back(library.soname);
+    sources.push_back({plan.from / name, plan.to + "/" + name.string()});
+    std::vector<std::string> names;
+    if (!library.soname.empty() && library.soname != name.string()) names.push_back(library.soname);
     // libnvidia-container adds the development name for libcuda too (src/nvc_mount.c).
-    if (name.string().starts_with("libcuda.so.") && !library.soname.empty()) links.emplace_back("libcuda.so");
-    for (const auto& link : links) {
-      if (fs::exists(fs::symlink_status(directory / link, ec))) continue;
+    if (name.string().starts_with("libcuda.so.") && !library.soname.empty()) names.emplace_back("libcuda.so");
+    for (const auto& link : names) {
+      if (fs::exists(fs::symlink_status(links / link, ec))) continue;
       const auto target = link == "libcuda.so" ? fs::path(library.soname) : name;
-      fs::create_symlink(target, directory / link, ec);
+      fs::create_symlink(target, links / link, ec);
       if (ec) return fail("failed to link {} to {}: {}", link, target.string(), ec.message());
     }
   }
   const auto conf = staging.path() / "ld.so.conf";
   HWIMG_TRY(util::write_file_atomic(conf, plan.to + "\n"));
-  return oci::write_layer(layout, {{directory, plan.to}, {conf, std::string(ld_conf_path)}}, options);
+  sources.push_back({conf, std::string(ld_conf_path)});
+  return oci::write_layer(layout, sources, options);
 }
 
 std::vector<std::pair<std::string, std::string>> driver_environment(const DriverPlan& plan,

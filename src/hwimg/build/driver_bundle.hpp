@@ -55,8 +55,8 @@ struct DriverLibrary {
 // What `hwimg build --explain` says of the driver's layer.
 [[nodiscard]] std::string explain_driver(const DriverPlan& plan);
 
-// The LayerMemo key of the driver's layer: one layer per driver, whichever variants bundle it.
-[[nodiscard]] std::string driver_layer_key(const DriverPlan& plan);
+// The history entry of the driver's layer.
+[[nodiscard]] std::string driver_layer_created_by(const DriverPlan& plan);
 
 // One layer: the libraries under `plan.to` with their soname links (and libcuda.so), and
 // /etc/ld.so.conf.d/000-hwimg-nvidia-driver.conf naming `plan.to`.

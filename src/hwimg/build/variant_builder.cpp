@@ -35,6 +35,12 @@ Result<std::vector<DriverLibrary>> LayerMemo::driver_libraries(const DriverPlan&
   return m_drivers.get(driver.from.string() + "\n" + driver.version.str(), [&] { return read_driver_libraries(driver); });
 }
 
+Result<oci::WrittenLayer> LayerMemo::driver_layer(const DriverPlan& driver, const std::vector<DriverLibrary>& libraries,
+                                                  const oci::Layout& layout, const oci::LayerOptions& options) {
+  return get_or_pack(fmt::format("driver\n{}\n{}\n{}", driver.from.string(), driver.to, driver.version.str()),
+                     [&] { return write_driver_layer(driver, libraries, layout, options); });
+}
+
 namespace {
 
 // On the host, or in the builder image when the plan names one.
@@ -180,15 +186,11 @@ Result<BuiltVariant> build_variant(const VariantPlan& plan, const BaseImage& bas
                               {}, false});
   }
   if (const auto& driver = plan.driver) {
-    // One layer per driver, whichever variants bundle it.
-    const auto pack = [&] { return write_driver_layer(*driver, driver_libraries, layout, layer_options); };
     HWIMG_TRY_ASSIGN(const auto written,
-                     with_context(memo.get_or_pack(driver_layer_key(*driver), pack),
-                                  context));
+                     with_context(memo.driver_layer(*driver, driver_libraries, layout, layer_options), context));
     manifest.layers.push_back(written.descriptor);
     config.diff_ids.push_back(written.diff_id);
-    config.history.push_back(
-        {created, fmt::format("hwimg build: NVIDIA user-mode driver {} -> {}", driver->version.str(), driver->to), {}, false});
+    config.history.push_back({created, driver_layer_created_by(*driver), {}, false});
     apply_driver_config(*driver, config);
   }
   HWIMG_TRY_ASSIGN(manifest.config,

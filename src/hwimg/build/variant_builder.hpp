@@ -54,6 +54,9 @@ public:
                                                       const std::function<Result<oci::WrittenLayer>()>& pack);
   // The driver's libraries, read and checked once for all variants that bundle it.
   [[nodiscard]] Result<std::vector<DriverLibrary>> driver_libraries(const DriverPlan& driver);
+  // The driver's layer (write_driver_layer), packed once for all variants that bundle it.
+  [[nodiscard]] Result<oci::WrittenLayer> driver_layer(const DriverPlan& driver, const std::vector<DriverLibrary>& libraries,
+                                                       const oci::Layout& layout, const oci::LayerOptions& options);
 
 private:
   // A failed pack fails every variant that shares the layer, without packing it again.
