@@ -32,13 +32,6 @@ constexpr std::string_view ld_conf_path = "/etc/ld.so.conf.d/000-hwimg-nvidia-dr
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-// "535.247.01", "390.30": what NVIDIA appends to a driver library's name.
-bool looks_like_driver_version(std::string_view text) {
-  const auto parts = util::split(text, '.');
-  return (parts.size() == 2 || parts.size() == 3) &&
-         std::ranges::all_of(parts, [](const std::string& p) { return !p.empty() && std::ranges::all_of(p, is_digit); });
-}
-
 // The library name of `file` ("libcuda" for "libcuda.so.535.247.01") and what follows ".so.".
 std::optional<std::pair<std::string_view, std::string>> split_library_name(const std::string& file) {
   for (const auto name : driver_library_names) {
@@ -123,7 +116,7 @@ Result<std::vector<DriverLibrary>> read_driver_libraries(const DriverPlan& plan)
   std::vector<std::string_view> found;
   for (const auto& path : files) {
     const auto split = split_library_name(path.filename().string());
-    if (!split || !looks_like_driver_version(split->second)) continue;
+    if (!split || !hw::looks_like_driver_version(split->second)) continue;
     const auto& [name, version] = *split;
     const auto parsed = hw::DriverVersion::parse(version);
     if (!parsed || !(*parsed == plan.version)) {

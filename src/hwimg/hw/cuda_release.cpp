@@ -149,6 +149,13 @@ std::optional<CudaVersion> parse_cuda_version(std::string_view text) {
 
 CudaVersion cuda_version_from_int(int encoded) { return {encoded / 1000, encoded % 1000 / 10}; }
 
+bool looks_like_driver_version(std::string_view text) {
+  const auto parts = util::split(text, '.');
+  return (parts.size() == 2 || parts.size() == 3) && std::ranges::all_of(parts, [](const std::string& part) {
+           return !part.empty() && std::ranges::all_of(part, [](char c) { return c >= '0' && c <= '9'; });
+         });
+}
+
 std::optional<DriverVersion> DriverVersion::parse(std::string_view text) {
   DriverVersion version;
   for (const auto& part : util::split(text, '.')) {

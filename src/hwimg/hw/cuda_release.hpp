@@ -28,6 +28,10 @@ struct CudaVersion {
 
 // An NVIDIA driver version such as "535.104.05"; compares component by component, numerically,
 // with missing trailing components as zero (so "525" == "525.0" < "525.60.13").
+// "535.247.01", "390.30": two or three numbers, as NVIDIA writes a driver version (and appends it
+// to a driver library's file name); DriverVersion::parse takes any count.
+[[nodiscard]] bool looks_like_driver_version(std::string_view text);
+
 class DriverVersion {
 public:
   [[nodiscard]] static std::optional<DriverVersion> parse(std::string_view text);

@@ -283,11 +283,8 @@ private:
   void check_driver_version(const YAML::Node& node, MatrixValue& value) {
     const auto& text = value.items.front();
     if (text == "none") return;
-    const auto parts = util::split(text, '.');
-    const bool well_formed =
-        (parts.size() == 2 || parts.size() == 3) && std::ranges::all_of(parts, [](const std::string& part) {
-          return !part.empty() && part.size() <= 4 && std::ranges::all_of(part, [](char c) { return c >= '0' && c <= '9'; });
-        });
+    const bool well_formed = hw::looks_like_driver_version(text) &&
+                             std::ranges::all_of(util::split(text, '.'), [](const std::string& part) { return part.size() <= 4; });
     if (!well_formed || !hw::DriverVersion::parse(text)) {
       error(node, fmt::format("driver version '{}' must be NVIDIA's BRANCH.MINOR[.PATCH], such as 535.247.01", text));
       value.valid = false;
