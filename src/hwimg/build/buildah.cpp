@@ -114,22 +114,21 @@ Result<void> Buildah::pull(const std::string& reference) const {
   spec.argv.push_back(reference);
   spec.echo_output = m_options.verbosity == Verbosity::verbose;
   spec.echo_prefix = "pull " + reference + " | ";
-  HWIMG_TRY_ASSIGN(const auto result, with_context(util::run_process(spec), "failed to run " + m_options.program.string()));
-  if (result.exit_status != 0) {
-    return fail("failed to pull {} into buildah's storage (buildah pull exited with status {}): {}", reference,
-                result.exit_status, util::tail_lines(result.output, 5));
-  }
-  return {};
+  return run_subcommand(spec, fmt::format("pull {} into buildah's storage", reference));
 }
 
 Result<void> Buildah::push(std::string_view image_id, const fs::path& directory) const {
   util::ProcessSpec spec;
   spec.argv = {m_options.program.string(), "push", "--disable-compression", "--quiet", std::string(image_id),
                fmt::format("oci:{}:{}", directory.string(), buildah_image_name)};
+  return run_subcommand(spec, fmt::format("copy image {} out of buildah's storage", image_id));
+}
+
+Result<void> Buildah::run_subcommand(const util::ProcessSpec& spec, const std::string& what) const {
   HWIMG_TRY_ASSIGN(const auto result, with_context(util::run_process(spec), "failed to run " + m_options.program.string()));
   if (result.exit_status != 0) {
-    return fail("failed to copy image {} out of buildah's storage (buildah push exited with status {}): {}", image_id,
-                result.exit_status, util::tail_lines(result.output, 5));
+    return fail("failed to {} (buildah {} exited with status {}): {}", what, spec.argv.at(1), result.exit_status,
+                util::tail_lines(result.output, 5));
   }
   return {};
 }

@@ -57,6 +57,8 @@ public:
 private:
   // --authfile, --cert-dir and --tls-verify, as hwimg's own registry options say.
   void add_registry_options(std::vector<std::string>& argv) const;
+  // Runs `spec` (argv[1] the subcommand); a non-zero exit fails "failed to WHAT", with its last output.
+  [[nodiscard]] Result<void> run_subcommand(const util::ProcessSpec& spec, const std::string& what) const;
 
   Buildah(BuildahOptions options, std::shared_ptr<util::TempDir> certificates)
       : m_options(std::move(options)), m_certificates(std::move(certificates)) {}
