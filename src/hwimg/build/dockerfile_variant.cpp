@@ -1,8 +1,10 @@
 #include "hwimg/build/dockerfile_variant.hpp"
 
+#include <map>
 
 #include "hwimg/build/cpu_code_check.hpp"
 #include "hwimg/build/device_code_check.hpp"
+#include "hwimg/image/overlay_xattr_filter.hpp"
 #include "hwimg/image/uncompressed_blob.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/oci/media_types.hpp"
@@ -98,20 +100,70 @@ Result<std::string> labelled_config(json::Json config, const matrix::Variant& va
   return config.dump();
 }
 
-// A layer of buildah's into the layout: its tar, byte for byte (the diff_id checked), compressed as
-// the build asks. buildah may hand over a blob it compressed itself, or not, depending on what its
-// blob cache remembers; compressing the tar here makes the digest depend on the inputs alone.
-Result<oci::Descriptor> store_layer(const oci::Layout& staging, const oci::Descriptor& layer, const oci::Digest& diff_id,
-                                    const oci::Layout& layout, const BuildSettings& settings) {
+// A layer of buildah's into the layout: its tar as built (the diff_id checked), less the overlayfs
+// xattrs rootless buildah leaves in (OverlayXattrFilter), compressed as the build asks. buildah may
+// hand over a blob it compressed itself, or not, depending on what its blob cache remembers;
+// compressing the tar here makes the digest depend on the inputs alone.
+Result<oci::WrittenLayer> store_layer(const oci::Layout& staging, const oci::Descriptor& layer, const oci::Digest& diff_id,
+                                      const oci::Layout& layout, const BuildSettings& settings) {
   HWIMG_TRY_ASSIGN(auto writer, oci::LayerBlobWriter::create(layout, settings.compression));
+  oci::Sha256 built;
+  image::OverlayXattrFilter filter([&](std::string_view bytes) { return writer.write(bytes); });
   HWIMG_TRY(image::read_uncompressed_blob(staging.blob_path(layer.digest), layer.digest.str(),
-                                          [&](std::string_view bytes) { return writer.write(bytes); }));
-  HWIMG_TRY_ASSIGN(auto written, writer.finish());
-  if (written.diff_id != diff_id) {
+                                          [&](std::string_view bytes) {
+                                            built.update(bytes);
+                                            return filter.write(bytes);
+                                          }));
+  HWIMG_TRY(with_context(filter.finish(), "failed to read layer " + layer.digest.str()));
+  if (const auto content = built.finish(); content != diff_id) {
     return fail("layer {} does not match its diff_id: the config says {}, its content is {} (digest mismatch)",
-                layer.digest.str(), diff_id.str(), written.diff_id.str());
+                layer.digest.str(), diff_id.str(), content.str());
   }
-  return written.descriptor;
+  HWIMG_TRY_ASSIGN(auto written, writer.finish());
+  if (!filter.dropped().empty()) {
+    settings.output->log(fmt::format("layer {}: took out the overlayfs xattrs buildah's rootless storage left in: {}",
+                                     diff_id.str(), util::join_at_most(filter.dropped(), "; ", 8)));
+  }
+  return oci::WrittenLayer{std::move(written.descriptor), written.diff_id, 0};
+}
+
+// "FROM 3983f310154e": buildah's note that a step started from the image the step before it
+// committed, named by its ID in this machine's storage.
+bool names_intermediate_image(std::string_view comment) {
+  if (!comment.starts_with("FROM ")) return false;
+  const auto id = comment.substr(5);
+  return id.size() >= 12 && id.size() <= 64 &&
+         std::ranges::all_of(id, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// The config buildah wrote, less what depends on the storage it was built in rather than on the
+// inputs: the diff_ids of the layers store_layer changed, and the history comments that name
+// intermediate images (whose IDs change with those diff_ids, and with what the cache held). So
+// the same inputs give the same config as root and rootless.
+Result<json::Json> portable_config(json::Json config, const std::map<std::size_t, oci::Digest>& changed) {
+  if (!changed.empty()) {
+    HWIMG_TRY_ASSIGN(const auto* rootfs, json::member(config, "rootfs", json::Kind::object));
+    if (rootfs == nullptr) return fail("its config has no rootfs");
+    json::Json root = *rootfs;
+    HWIMG_TRY_ASSIGN(auto diff_ids, json::strings_member(root, "diff_ids"));
+    auto ids = diff_ids.value_or(std::vector<std::string>{});
+    for (const auto& [index, diff_id] : changed) {
+      if (index >= ids.size()) return fail("its config has {} diff_ids, not {}", ids.size(), index + 1);
+      ids[index] = diff_id.str();
+    }
+    root["diff_ids"] = ids;
+    config["rootfs"] = root;
+  }
+  HWIMG_TRY_ASSIGN(const auto* history_found, json::member(config, "history", json::Kind::array));
+  if (history_found == nullptr) return config;
+  json::Json history = *history_found;
+  for (auto& entry : history) {
+    if (!entry.is_object()) continue;
+    HWIMG_TRY_ASSIGN(const auto comment, json::string_member(entry, "comment"));
+    if (comment && names_intermediate_image(*comment)) entry.erase("comment");
+  }
+  config["history"] = history;
+  return config;
 }
 
 // The bundled driver's layer on top of what buildah built: its diff_id and history entry, and the
@@ -242,6 +294,7 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
   if (!leaves_layers_remote(base, settings)) HWIMG_TRY(import_base_layers(base, base_files, layout));
   oci::Manifest manifest;
   manifest.layers = base.layers;
+  std::map<std::size_t, oci::Digest> changed_diff_ids;
   for (std::size_t i = from_base; i < built.manifest.layers.size(); ++i) {
     const auto& layer = built.manifest.layers[i];
     const auto& diff_id = built.config.diff_ids[i];
@@ -250,14 +303,14 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
       continue;
     }
     // A layer every variant adds alike (COPY of the same files) is compressed once.
-    HWIMG_TRY_ASSIGN(const auto stored, with_context(memo.get_or_pack("buildah " + diff_id.str(), [&]() -> Result<oci::WrittenLayer> {
-                       HWIMG_TRY_ASSIGN(auto descriptor, store_layer(built.layout, layer, diff_id, layout, settings));
-                       return oci::WrittenLayer{std::move(descriptor), diff_id, 0};
+    HWIMG_TRY_ASSIGN(const auto stored, with_context(memo.get_or_pack("buildah " + diff_id.str(), [&] {
+                       return store_layer(built.layout, layer, diff_id, layout, settings);
                      }),
                                                      context));
     manifest.layers.push_back(stored.descriptor);
+    if (stored.diff_id != diff_id) changed_diff_ids.emplace(i, stored.diff_id);
   }
-  auto config_json = built.config_json;
+  HWIMG_TRY_ASSIGN(auto config_json, with_context(portable_config(built.config_json, changed_diff_ids), context));
   if (const auto& driver = plan.driver) {
     const oci::LayerOptions layer_options{settings.compression, settings.source_date_epoch};
     HWIMG_TRY_ASSIGN(const auto written,
