@@ -88,3 +88,16 @@ TEST_CASE("hwimg pairs in the config labels are used when the descriptor has non
   CHECK(selection.verdicts.front().reasons ==
         std::vector<std::string>{"needs an NVIDIA GPU; host has no NVIDIA driver"});
 }
+
+TEST_CASE("entries nobody labelled that share a platform are named apart by their digests") {
+  const auto old_cuda = cuda_image(require_cuda_11_8);
+  const auto new_cuda = cuda_image(require_cuda_12_6_3(), {"CUDA_VERSION=12.6.3"});
+  const auto selection = run(std::vector{old_cuda, new_cuda}, with_gpus(cpu_host("x86-64-v3"), "520.61.05", "11.8", {"8.0"}));
+  REQUIRE(selection.verdicts.size() == 2);
+  CHECK(selection.verdicts[0].requirements.name == "linux/amd64 (" + old_cuda.descriptor.digest.str().substr(0, 19) + ")");
+  CHECK(selection.verdicts[1].requirements.name == "linux/amd64 (" + new_cuda.descriptor.digest.str().substr(0, 19) + ")");
+  CHECK(chosen_name(selection) == selection.verdicts[0].requirements.name);
+  // One such entry alone keeps the plain platform.
+  CHECK(run(std::vector{old_cuda}, with_gpus(cpu_host("x86-64-v3"), "520.61.05", "11.8", {"8.0"})).verdicts[0].requirements.name ==
+        "linux/amd64");
+}
