@@ -73,11 +73,9 @@ Result<void> pull_stage_images(DockerfileBuild& build, const std::vector<Prepare
   if (!references.empty()) {
     build.settings.output->progress(fmt::format("pulling {} into buildah's storage...", util::join(references, ", ")));
   }
-  HWIMG_TRY(all_or_errors(run_each<bool>(references, build.jobs, [&](const std::string& reference) -> Result<bool> {
-    HWIMG_TRY(build.buildah.pull(reference));
-    return true;
-  })));
-  return {};
+  return all_or_errors(run_each<void>(references, build.jobs, [&](const std::string& reference) {
+    return build.buildah.pull(reference);
+  }));
 }
 
 // The stages every variant builds alike, once, so the variants find them in buildah's cache

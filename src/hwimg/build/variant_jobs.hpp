@@ -49,4 +49,13 @@ template <typename T>
   return values;
 }
 
+// Nothing, or every error among `results`.
+[[nodiscard]] inline Result<void> all_or_errors(const std::vector<Result<void>>& results) {
+  std::vector<std::string> errors;
+  for (const auto& result : results) {
+    if (!result) errors.push_back(result.error().message);
+  }
+  return fail_with_all(errors);
+}
+
 }  // namespace hwimg::build
