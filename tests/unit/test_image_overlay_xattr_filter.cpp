@@ -222,6 +222,17 @@ TEST_CASE("a tar that is not one is refused, saying where") {
   CHECK(malformed.status.error().message.starts_with("a malformed pax record"));
   CHECK(malformed.status.error().message.ends_with("in the pax header at byte 0"));
 
+  // A pax header must describe an entry: one that only the end of the archive follows is refused,
+  // whether it ends there or the end-of-archive blocks come.
+  const auto leaked_only = record("SCHILY.xattr.user.overlay.origin", "");
+  const auto pax_only = header("PaxHeaders/f", leaked_only.size(), 'x') + pad(leaked_only);
+  const auto dangling = filter(pax_only + std::string(1024, '\0'), 512);
+  REQUIRE_FALSE(dangling.status.has_value());
+  CHECK(dangling.status.error().message == "a pax header that no entry follows, before the end of the archive at byte 1024");
+  const auto ended = filter(pax_only, 512);
+  REQUIRE_FALSE(ended.status.has_value());
+  CHECK(ended.status.error().message.starts_with("the tar ends inside an entry"));
+
   const auto huge = filter(header("PaxHeaders/f", 8u << 20, 'x'), 512);
   REQUIRE_FALSE(huge.status.has_value());
   CHECK(huge.status.error().message == "a pax header of 8388608 bytes at byte 0 (at most 1048576)");

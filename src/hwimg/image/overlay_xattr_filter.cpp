@@ -148,6 +148,7 @@ Result<void> OverlayXattrFilter::write(std::string_view bytes) {
 Result<void> OverlayXattrFilter::take_header() {
   const std::string_view header = m_pending;
   if (header.find_first_not_of('\0') == std::string_view::npos) {
+    if (m_after_pax) return fail("a pax header that no entry follows, before the end of the archive at byte {}", m_offset);
     // The end-of-archive marker: what follows is its second block and padding.
     m_state = State::trailer;
     HWIMG_TRY(m_sink(header));
@@ -178,6 +179,7 @@ Result<void> OverlayXattrFilter::take_header() {
   m_removed.clear();
   m_pax_path.clear();
   m_pax_size.reset();
+  m_after_pax = false;
   HWIMG_TRY(m_sink(header));
   m_offset += block_size;
   m_pending.clear();
@@ -210,12 +212,13 @@ Result<void> OverlayXattrFilter::take_pax() {
     }
     kept.append(record.text);
   }
+  m_after_pax = true;
   if (removed.empty()) {
     HWIMG_TRY(m_sink(m_pending));
   } else {
     std::ranges::sort(removed);
     removed.erase(std::unique(removed.begin(), removed.end()), removed.end());
-    m_removed = util::join(removed, ", ");
+    m_removed += (m_removed.empty() ? "" : ", ") + util::join(removed, ", ");
     if (!kept.empty()) {
       auto header = m_pending.substr(0, block_size);
       header.replace(size_offset, size_size, fmt::format("{:011o}", kept.size()) + std::string(1, '\0'));
@@ -233,7 +236,7 @@ Result<void> OverlayXattrFilter::take_pax() {
 }
 
 Result<void> OverlayXattrFilter::finish() const {
-  if (m_state == State::trailer || (m_state == State::header && m_pending.empty() && m_removed.empty())) return {};
+  if (m_state == State::trailer || (m_state == State::header && m_pending.empty() && !m_after_pax)) return {};
   return fail("the tar ends inside an entry (after byte {})", m_offset + m_pending.size());
 }
 

@@ -47,6 +47,7 @@ private:
   std::string m_removed;         // the xattrs taken from the pax header of the next entry
   std::string m_pax_path;        // that header's path record, which names the entry
   std::optional<std::uint64_t> m_pax_size;  // and its size record, which the entry's data has
+  bool m_after_pax = false;      // a pax header came, its entry not yet
   std::vector<std::string> m_dropped;
 };
 
