@@ -5,7 +5,8 @@
 # the registries.conf `location` rewrite of docs/serve.md#cri-o-and-podman, and as a
 # `[[registry.mirror]]`, gets the variant `hwimg select` picks for serve's facts; so does pulling
 # serve's path form, where a pull from the registry itself gets the variant-less baseline; with
-# `serve --foreign select` (issue 28), so does a buildx-style index made by others (no org.hwimg.*);
+# `serve --foreign select` (issue 28), so does a buildx-style index made by others (no org.hwimg.*),
+# where a pull from the registry itself gets its baseline entry;
 # `podman load` of both archive formats names the image after its source.
 # `podman run` is not tried: it hits this sandbox's rlimits; digests say which variant arrived.
 source "$(dirname "$0")/lib.sh"
@@ -95,6 +96,11 @@ stop_serve
 step "--foreign select: a buildx-style index (linux/amd64, /v2 ... /v4; no org.hwimg.*) by the rewrite: select's entry"
 push_foreign buildx "$HWIMG_SOURCE_DIR/tests/data/select/buildx-levels.json" "$reg/others/buildx:1.0" \
   --dest-cert-dir "$certs" --dest-creds "hwimg:$password"
+# The contrast: from the registry itself, podman takes the entry it matches by platform alone.
+podman_ pull -q --cert-dir "$certs" "${authfile[@]}" "$reg/others/buildx:1.0" >/dev/null
+assert_eq "sha256:$(raw "$reg/others/buildx:1.0" | sha256sum | cut -d' ' -f1) $(foreign_digest buildx v1 .config)" \
+  "$(pulled "$reg/others/buildx:1.0")" "the image podman pulled from the registry itself (the index; the baseline's config)"
+forget "$reg/others/buildx:1.0"
 facts_file "$TEST_TMP/v3.json" x86-64-v3
 start_serve foreign --upstream "registry.test=$reg" "${tls[@]}" --docker-config "$DOCKER_CONFIG" --host "$TEST_TMP/v3.json" \
   --foreign select
