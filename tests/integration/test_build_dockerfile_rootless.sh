@@ -87,6 +87,9 @@ sed -i -e "s|registry\.example\.org/|$reg/|" -e 's|^matrix: .*|matrix: levels.ya
 chown -R "$user" "$udir"
 
 step "the user's buildah: rootless, in overlay storage where this kernel allows it"
+storage_conf vfs
+as_user buildah unshare true >"$TEST_TMP/probe.log" 2>&1 ||
+  skip "rootless buildah cannot make its user namespace here: $(tail -1 "$TEST_TMP/probe.log")"
 storage_conf overlay
 driver=overlay
 if ! as_user buildah unshare sh -c 'c=$(buildah from scratch) && buildah mount "$c" >/dev/null && buildah rm "$c" >/dev/null' \
