@@ -233,6 +233,13 @@ TEST_CASE("a tar that is not one is refused, saying where") {
   REQUIRE_FALSE(ended.status.has_value());
   CHECK(ended.status.error().message.starts_with("the tar ends inside an entry"));
 
+  // A size no file has (here one that would wrap around when rounded up to whole blocks).
+  const auto too_big = record("size", "18446744073709551615");
+  const auto wrapped = filter(header("PaxHeaders/f", too_big.size(), 'x') + pad(too_big) + header("f", 0, '0'), 512);
+  REQUIRE_FALSE(wrapped.status.has_value());
+  CHECK(wrapped.status.error().message ==
+        "an entry of 18446744073709551615 bytes at byte 1024 (at most 4611686018427387904)");
+
   const auto huge = filter(header("PaxHeaders/f", 8u << 20, 'x'), 512);
   REQUIRE_FALSE(huge.status.has_value());
   CHECK(huge.status.error().message == "a pax header of 8388608 bytes at byte 0 (at most 1048576)");

@@ -124,7 +124,7 @@ Result<oci::WrittenLayer> store_layer(const oci::Layout& staging, const oci::Des
     settings.output->log(fmt::format("layer {}: took out the overlayfs xattrs buildah's rootless storage left in: {}",
                                      diff_id.str(), util::join_at_most(filter.dropped(), "; ", 8)));
   }
-  return oci::WrittenLayer{std::move(written.descriptor), written.diff_id, 0};
+  return written;
 }
 
 // "FROM 3983f310154e": buildah's note that a step started from the image the step before it

@@ -17,6 +17,8 @@ constexpr std::uint64_t block_size = 512;
 // Linux caps a file's xattrs at 64 KiB (XATTR_LIST_MAX) and each value at 64 KiB: a pax header
 // beyond this is no layer's.
 constexpr std::uint64_t max_pax_size = 1 << 20;
+// Far beyond any file, and small enough that rounding it up to whole blocks cannot overflow.
+constexpr std::uint64_t max_entry_size = std::uint64_t{1} << 62;
 
 // The ustar header fields this filter reads or rewrites (POSIX.1-2017, pax "ustar Interchange Format").
 constexpr std::size_t name_offset = 0, name_size = 100;
@@ -175,7 +177,9 @@ Result<void> OverlayXattrFilter::take_header() {
     }
     m_dropped.push_back(fmt::format("{} ({})", util::printable(name), m_removed));
   }
-  const auto data = header_only(typeflag) ? 0 : padded(m_pax_size.value_or(*size));
+  const auto entry_size = m_pax_size.value_or(*size);
+  if (entry_size > max_entry_size) return fail("an entry of {} bytes at byte {} (at most {})", entry_size, m_offset, max_entry_size);
+  const auto data = header_only(typeflag) ? 0 : padded(entry_size);
   m_removed.clear();
   m_pax_path.clear();
   m_pax_size.reset();
