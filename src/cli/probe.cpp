@@ -38,7 +38,7 @@ void define_probe_command(CLI::App& subcommand, Action& action) {
       ->option_text("FILE");
   command->add_flag("-v,--verbose", flags->verbose, "Show each probe step's outcome on standard error");
   command->add_flag("--cpuid-dump", flags->cpuid_dump,
-                    "Print this CPU's raw CPUID/XGETBV values (for bug reports and test data)");
+                    "Print this CPU's raw CPUID/XGETBV values and the kernel's AT_HWCAP2 (for bug reports and test data)");
   command->footer(
       "Environment:\n"
       "  HWIMG_PROC_ROOT              read this directory instead of /proc\n"

@@ -11,6 +11,12 @@ TEST_CASE("sha256 of known data") {
         "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
 }
 
+TEST_CASE("short forms keep the first 12 hex digits") {
+  const auto digest = Digest::sha256_of("{}");
+  CHECK(digest.short_hex() == "44136fa355b3");
+  CHECK(digest.short_str() == "sha256:44136fa355b3");
+}
+
 TEST_CASE("digest parsing names what is wrong") {
   CHECK(Digest::parse("sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"));
   CHECK(Digest::parse("sha512:abc").error().message ==

@@ -1,5 +1,9 @@
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -28,13 +32,16 @@ CpuFacts decode_file(const std::string& name) {
   return decode_x86(*snapshot);
 }
 
-// The "# flags:" comment of a fixture: /proc/cpuinfo of the machine it was taken on.
+// The "# flags:" comment of a fixture: /proc/cpuinfo of the machine it was taken on, plus its
+// "# runs:" comment: features that kernel did not list whose instructions ran there.
 std::set<std::string> recorded_flags(const std::string& name) {
   std::set<std::string> flags;
   for (const auto& line : util::split(read(k_dir + name), '\n')) {
-    if (line.starts_with("# flags: ")) {
-      for (const auto& flag : util::split(line.substr(9), ' ')) {
-        flags.insert(flag);
+    for (const std::string_view prefix : {"# flags: ", "# runs: "}) {
+      if (line.starts_with(prefix)) {
+        for (const auto& flag : util::split(line.substr(prefix.size()), ' ')) {
+          flags.insert(flag);
+        }
       }
     }
   }
@@ -89,6 +96,9 @@ TEST_CASE("CPUID dumps of known CPUs decode to their vendor, model, level and mi
       // Real captures; these VMs hide waitpkg, so a model-207 Xeon is not sapphirerapids for archspec.
       {"dev-vm-xeon-model207.txt", "Intel", 6, 207, "Intel(R) Xeon(R) Processor", hw::X86Level::v4, "icelake"},
       {"h100-host-xeon-model207-amx.txt", "Intel", 6, 207, "Intel(R) Xeon(R) Processor", hw::X86Level::v4, "icelake"},
+      // A real capture of a VM that hides rdseed, pku and flush_l1d and whose kernel left FSGSBASE off:
+      // no AMD microarchitecture's feature list fits.
+      {"dev-vm-turin-oxide.txt", "AMD", 26, 2, "Oxide Virtual Turin-like Processor", hw::X86Level::v4, "(none)"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.file);
@@ -141,6 +151,22 @@ TEST_CASE("AMX needs XCR0 bits 17-18 and AVX needs bits 1-2") {
   CHECK_FALSE(has(cpu, "avx"));
 }
 
+TEST_CASE("FSGSBASE counts only where the kernel enabled it (AT_HWCAP2 bit 1)") {
+  auto snapshot = parse_cpuid_dump(read(k_dir + "zen4-epyc9654.txt"), "zen4");
+  REQUIRE(snapshot.has_value());
+  REQUIRE_FALSE(snapshot->hwcap2.has_value());
+  CHECK(has(decode_x86(*snapshot), "fsgsbase"));  // not recorded: a kernel that enables it
+  snapshot->hwcap2 = 0x2;
+  CHECK(has(decode_x86(*snapshot), "fsgsbase"));
+  snapshot->hwcap2 = 0x1;  // ring-3 MONITOR/MWAIT only: FSGSBASE off, as before Linux 5.9 or with nofsgsbase
+  const auto cpu = decode_x86(*snapshot);
+  CHECK_FALSE(has(cpu, "fsgsbase"));
+  CHECK(has(cpu, "rdseed"));
+  CHECK(cpu.level == hw::X86Level::v4);
+  // Every AMD microarchitecture that reaches x86-64-v3 (steamroller on) has FSGSBASE.
+  CHECK(cpu.microarch.value_or("(none)") == "(none)");
+}
+
 TEST_CASE("leaves above the highest one CPUID reports are ignored") {
   auto snapshot = parse_cpuid_dump(read(k_dir + "zen4-epyc9654.txt"), "zen4");
   REQUIRE(snapshot.has_value());
@@ -159,15 +185,58 @@ TEST_CASE("the CPUID dump format round-trips and names the bad line") {
   REQUIRE(again.has_value());
   CHECK(again->leaves == snapshot->leaves);
   CHECK(again->xcr0 == snapshot->xcr0);
+  CHECK_FALSE(again->hwcap2.has_value());
+
+  auto with_hwcap2 = *snapshot;
+  with_hwcap2.hwcap2 = 0x2;
+  CHECK(format_cpuid_dump(with_hwcap2).ends_with("\nhwcap2 2\n"));
+  CHECK(parse_cpuid_dump(format_cpuid_dump(with_hwcap2), "again")->hwcap2 == 0x2U);
 
   const auto bad = parse_cpuid_dump("# ok\n00000001.0 1 2 3\n", "dump.txt");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message ==
-        "failed to read CPUID dump dump.txt:2: expected \"LEAF.SUBLEAF EAX EBX ECX EDX\" or \"xcr0 HEX\"");
+        "failed to read CPUID dump dump.txt:2: expected \"LEAF.SUBLEAF EAX EBX ECX EDX\", \"xcr0 HEX\" or "
+        "\"hwcap2 HEX\"");
+  CHECK_FALSE(parse_cpuid_dump("hwcap2 zz\n", "dump.txt").has_value());
 }
 
 #if defined(__x86_64__)
-TEST_CASE("on this machine the decoded features agree with /proc/cpuinfo") {
+namespace {
+
+// Whether this CPU runs an instruction of `feature`, tried in a child process so that a SIGILL
+// ends only the child; nothing for a feature the test has no instruction for.
+std::optional<bool> runs_here(std::string_view feature) {
+  bool (*attempt)() = nullptr;
+  if (feature == "abm") {
+    // LZCNT is REP BSR: a CPU without it runs BSR instead, so the result tells them apart.
+    attempt = [] {
+      unsigned long out = 0;
+      __asm__ volatile("lzcnt %1, %0" : "=r"(out) : "r"(1UL));
+      return out == 63;
+    };
+  } else if (feature == "sse4a") {
+    attempt = [] {
+      __asm__ volatile("extrq $4, $0, %%xmm0" ::: "xmm0");
+      return true;
+    };
+  } else {
+    return std::nullopt;
+  }
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) _exit(attempt() ? 0 : 1);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace
+
+// Some VMs give user space CPUID bits their kernel does not list: the guest seen while writing
+// this (a Firecracker-style "Oxide Virtual Turin-like Processor") reports abm and sse4a in CPUID,
+// its kernel lists neither, and LZCNT and EXTRQ run. The decoder follows CPUID, as glibc and
+// GCC's __builtin_cpu_supports do, so such a feature passes only where its instruction runs.
+TEST_CASE("on this machine the decoded features agree with /proc/cpuinfo, or the CPU runs the ones it omits") {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   std::set<std::string> flags;
@@ -181,6 +250,19 @@ TEST_CASE("on this machine the decoded features agree with /proc/cpuinfo") {
     }
   }
   REQUIRE_FALSE(flags.empty());
-  CHECK(decode_x86(read_cpuid()).features == expected_features(flags));
+  const auto decoded = decode_x86(read_cpuid()).features;
+  const auto listed = expected_features(flags);
+  for (const auto& feature : listed) {
+    CAPTURE(feature);
+    CHECK_MESSAGE(std::ranges::find(decoded, feature) != decoded.end(), "the kernel lists it, the decoder missed it");
+  }
+  for (const auto& feature : decoded) {
+    if (std::ranges::find(listed, feature) != listed.end()) continue;
+    CAPTURE(feature);
+    const auto runs = runs_here(feature);
+    CHECK_MESSAGE(runs.has_value(), "decoded, the kernel does not list it, and the test has no instruction to try");
+    CHECK_MESSAGE(runs.value_or(false), "decoded, the kernel does not list it, and its instruction does not run");
+    if (runs.value_or(false)) MESSAGE("decoded " << feature << ": /proc/cpuinfo omits it, its instruction runs here");
+  }
 }
 #endif

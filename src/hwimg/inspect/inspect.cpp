@@ -39,7 +39,7 @@ std::int64_t layers_size(const VariantView& variant) {
 }
 
 std::string referrer_line(const oci::Descriptor& referrer, std::string_view indent) {
-  return fmt::format("{}referrer sha256:{} {}\n", indent, referrer.digest.short_hex(), referrer.artifact_type);
+  return fmt::format("{}referrer {} {}\n", indent, referrer.digest.short_str(), referrer.artifact_type);
 }
 
 // The tags, then the referrers: the two lists that cost a request each on a registry, and which an
@@ -122,7 +122,7 @@ std::string render_variant(const ImageView& view, const VariantView& v) {
     for (const auto& line : config_lines(*v.image_config, v.manifest.annotations)) text += "    " + line + "\n";
   }
   for (const auto& layer : v.layers) {
-    text += fmt::format("    layer sha256:{} {:>11}  {}\n", layer.digest.short_hex(),
+    text += fmt::format("    layer {} {:>11}  {}\n", layer.digest.short_str(),
                         util::format_byte_size(static_cast<std::uint64_t>(layer.size)), layer.media_type);
   }
   for (const auto& referrer : v.referrers) text += referrer_line(referrer, "    ");

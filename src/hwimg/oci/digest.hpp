@@ -24,6 +24,8 @@ public:
   [[nodiscard]] bool empty() const { return m_hex.empty(); }
   // The short form people read in tables.
   [[nodiscard]] std::string short_hex() const { return m_hex.substr(0, 12); }
+  // The short form with its algorithm, where it names one image among others: "sha256:0123456789ab".
+  [[nodiscard]] std::string short_str() const { return "sha256:" + short_hex(); }
 
   auto operator<=>(const Digest&) const = default;
 

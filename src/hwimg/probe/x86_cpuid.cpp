@@ -7,6 +7,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include "hwimg/hw/cpu_targets.hpp"
 #include "hwimg/util/strings.hpp"
@@ -15,8 +18,13 @@ namespace hwimg::probe {
 namespace {
 
 enum class Reg { eax, ebx, ecx, edx };
-// The XCR0 state the OS must enable before a feature is usable (docs/compatibility.md#xcr0-os-state).
-enum class State { none, xsave, avx, avx512, amx };
+// What the OS must enable before a feature is usable: XCR0 state (docs/compatibility.md#xcr0-os-state)
+// or, for FSGSBASE, CR4.FSGSBASE, which Linux reports in AT_HWCAP2
+// (docs/compatibility.md#kernel-enabled-instructions).
+enum class State { none, xsave, avx, avx512, amx, kernel_fsgsbase };
+
+// <asm/hwcap2.h>: the kernel let ring 3 run RDFSBASE/WRFSBASE/RDGSBASE/WRGSBASE.
+constexpr std::uint64_t k_hwcap2_fsgsbase = 1U << 1;
 
 struct Bit {
   std::string_view name;
@@ -54,7 +62,7 @@ constexpr std::array k_bits{
     Bit{"f16c", 1, 0, Reg::ecx, 29, State::avx},
     Bit{"rdrand", 1, 0, Reg::ecx, 30, State::none},
     Bit{"hypervisor", 1, 0, Reg::ecx, 31, State::none},
-    Bit{"fsgsbase", 7, 0, Reg::ebx, 0, State::none},
+    Bit{"fsgsbase", 7, 0, Reg::ebx, 0, State::kernel_fsgsbase},
     Bit{"tsc_adjust", 7, 0, Reg::ebx, 1, State::none},
     Bit{"bmi1", 7, 0, Reg::ebx, 3, State::none},
     Bit{"avx2", 7, 0, Reg::ebx, 5, State::avx},
@@ -188,6 +196,10 @@ CpuidSnapshot read_cpuid() {
     snapshot.xcr0 = (static_cast<std::uint64_t>(high) << 32) | low;
   }
 #endif
+#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__))
+  // 0 where the kernel predates AT_HWCAP2 on x86 (before 5.9): FSGSBASE was never enabled there.
+  snapshot.hwcap2 = getauxval(AT_HWCAP2);
+#endif
   return snapshot;
 }
 
@@ -197,6 +209,7 @@ std::string format_cpuid_dump(const CpuidSnapshot& snapshot) {
     out += fmt::format("{:08x}.{:x} {:08x} {:08x} {:08x} {:08x}\n", key.first, key.second, r.eax, r.ebx, r.ecx, r.edx);
   }
   out += fmt::format("xcr0 {:016x}\n", snapshot.xcr0);
+  if (snapshot.hwcap2) out += fmt::format("hwcap2 {:x}\n", *snapshot.hwcap2);
   return out;
 }
 
@@ -216,13 +229,22 @@ Result<CpuidSnapshot> parse_cpuid_dump(std::string_view text, std::string_view f
       }
     }
     const auto bad = [&] {
-      return fail("failed to read CPUID dump {}:{}: expected \"LEAF.SUBLEAF EAX EBX ECX EDX\" or \"xcr0 HEX\"",
+      return fail("failed to read CPUID dump {}:{}: expected \"LEAF.SUBLEAF EAX EBX ECX EDX\", \"xcr0 HEX\" or "
+                  "\"hwcap2 HEX\"",
                   file_name, line_number);
     };
     if (fields.size() == 2 && fields[0] == "xcr0") {
       if (!parse_hex(fields[1], snapshot.xcr0)) {
         return bad();
       }
+      continue;
+    }
+    if (fields.size() == 2 && fields[0] == "hwcap2") {
+      std::uint64_t hwcap2 = 0;
+      if (!parse_hex(fields[1], hwcap2)) {
+        return bad();
+      }
+      snapshot.hwcap2 = hwcap2;
       continue;
     }
     const auto dot = fields.empty() ? std::string::npos : fields[0].find('.');
@@ -280,6 +302,7 @@ CpuFacts decode_x86(const CpuidSnapshot& s) {
       case State::avx: return (xcr0 & 0x6) == 0x6;
       case State::avx512: return (xcr0 & 0xE6) == 0xE6;
       case State::amx: return (xcr0 & 0x60000) == 0x60000;
+      case State::kernel_fsgsbase: return !s.hwcap2 || (*s.hwcap2 & k_hwcap2_fsgsbase) != 0;
     }
     return false;
   };

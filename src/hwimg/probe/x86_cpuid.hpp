@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,19 +24,24 @@ struct CpuidRegisters {
   bool operator==(const CpuidRegisters&) const = default;
 };
 
-// The leaves the decoder reads, keyed by (leaf, subleaf), plus XCR0 (0 when OSXSAVE is off).
+// The leaves the decoder reads, keyed by (leaf, subleaf), plus XCR0 (0 when OSXSAVE is off) and
+// the AT_HWCAP2 Linux gave the probing process, which says whether the kernel enabled FSGSBASE
+// (docs/compatibility.md#kernel-enabled-instructions). A dump that did not record it decodes as a
+// kernel that enables FSGSBASE, as every Linux since 5.9 does on a CPU that has it.
 struct CpuidSnapshot {
   std::map<std::pair<std::uint32_t, std::uint32_t>, CpuidRegisters> leaves;
   std::uint64_t xcr0 = 0;
+  std::optional<std::uint64_t> hwcap2;
 
   // Zeros for a leaf that was not recorded (as CPUID reports for reserved bits).
   [[nodiscard]] CpuidRegisters get(std::uint32_t leaf, std::uint32_t subleaf = 0) const;
 };
 
-// Executes CPUID/XGETBV on this CPU; an empty snapshot on other architectures.
+// Executes CPUID/XGETBV on this CPU and reads AT_HWCAP2; an empty snapshot on other architectures.
 [[nodiscard]] CpuidSnapshot read_cpuid();
 
-// Text form, one line per leaf: "00000007.0 eax ebx ecx edx" (hex), then "xcr0 HEX"; '#' comments.
+// Text form, one line per leaf: "00000007.0 eax ebx ecx edx" (hex), then "xcr0 HEX" and, where it
+// was read, "hwcap2 HEX"; '#' comments.
 [[nodiscard]] std::string format_cpuid_dump(const CpuidSnapshot& snapshot);
 [[nodiscard]] Result<CpuidSnapshot> parse_cpuid_dump(std::string_view text, std::string_view file_name);
 

@@ -84,7 +84,7 @@ std::string platform_or_digest(const Requirements& out, const oci::Descriptor& d
   if (out.platform) {
     return out.platform->str();
   }
-  return descriptor.digest.str().substr(0, 19);
+  return descriptor.digest.short_str();
 }
 
 }  // namespace

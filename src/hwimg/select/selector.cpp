@@ -14,7 +14,7 @@ std::vector<Requirements> requirements_named_apart(const std::vector<Candidate>&
   std::map<std::string, std::size_t> uses;
   for (const auto& candidate : candidates) ++uses[all.emplace_back(requirements_of(candidate)).name];
   for (std::size_t i = 0; i < all.size(); ++i) {
-    if (uses[all[i].name] > 1) all[i].name += fmt::format(" ({})", candidates[i].descriptor.digest.str().substr(0, 19));
+    if (uses[all[i].name] > 1) all[i].name += fmt::format(" ({})", candidates[i].descriptor.digest.short_str());
   }
   return all;
 }
