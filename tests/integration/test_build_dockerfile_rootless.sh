@@ -147,6 +147,40 @@ if [ "$driver" = overlay ] && [ -z "$taken" ]; then
 fi
 assert_eq "" "$(overlay_xattrs "$udir/out")" "overlayfs xattrs in hwimg's layers"
 
+if [ -n "$taken" ]; then
+  step "an image made by rootless buildah itself, xattrs and all: inspect --verify notes them, a build on it warns"
+  read -r layer list <<<"$(head -1 <<<"$taken")"
+  image=$(buildah_image_with "$layer")
+  # names_each_xattr TEXT: TEXT names every entry of $list ("opt/ (a, b); usr/ (c)", as the filter
+  # says it) as the scan of a layer does ("/opt (a, b)"), each with its xattrs in whatever order.
+  names_each_xattr() {
+    local item path names name
+    while read -r item; do
+      path=${item%% (*} names=${item#* (}
+      assert_contains "$1" "/${path%/} (" "the entry $path"
+      for name in $(tr -d '),' <<<"$names"); do
+        grep -qE "/${path%/} \([^)]*$name" <<<"$1" || fail "$name is not named for /${path%/} in: $1"
+      done
+    done < <(sed 's/; /\n/g' <<<"$list")
+  }
+  out=$("$HWIMG" inspect --verify "oci:$udir/buildah-images:${image#sha256:}" 2>&1) || true
+  line=$(grep "^note: layer $layer: " <<<"$out") || fail "inspect --verify has no note on layer $layer: $out"
+  assert_contains "$line" "overlayfs's own xattrs, which rootless Docker 25 and later cannot set and so refuses to unpack (docs/recipe.md#overlayfs-xattrs): " \
+    "the note of inspect --verify on buildah's own image"
+  names_each_xattr "$line"
+  mkdir -p "$TEST_TMP/on-buildah/data"
+  echo data >"$TEST_TMP/on-buildah/data/file"
+  printf 'name: on-buildah\nbase: oci:%s:%s\nlayers:\n  - from: data\n    to: /opt/on-buildah\n' \
+    "$udir/buildah-images" "${image#sha256:}" >"$TEST_TMP/on-buildah/recipe.yaml"
+  out=$("$HWIMG" build "$TEST_TMP/on-buildah/recipe.yaml" -o "$TEST_TMP/on-buildah/out" --cache "$TEST_TMP/on-buildah/cache" 2>&1) ||
+    fail "hwimg build on buildah's image: $out"
+  line=$(grep "^hwimg: warning: base image oci:$udir/buildah-images:${image#sha256:} layer $layer: " <<<"$out") ||
+    fail "the build on buildah's image did not warn about layer $layer: $out"
+  assert_contains "$line" "; rebuild the base as root, with vfs storage or with a buildah/podman that drops them" "the build's advice"
+  names_each_xattr "$line"
+  assert_eq 1 "$(grep -c "layer $layer: .* overlayfs's own xattrs" <<<"$out")" "the warning is said once"
+fi
+
 step "the rootless index is the root build's, digest for digest"
 assert_eq "$root_index" "$(tag_digest "$udir/out" 1.0)" "index digest, rootless vs root"
 echo "root and rootless: $root_index; taken out of buildah's layers: ${taken:-nothing}"

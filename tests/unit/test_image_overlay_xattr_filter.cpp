@@ -1,5 +1,6 @@
 // OverlayXattrFilter: overlayfs's own xattrs (user.overlay.*, trusted.overlay.*) taken out of a
-// layer's tar as rootless buildah leaves them in, everything else passed through byte for byte.
+// layer's tar as rootless buildah leaves them in, everything else passed through byte for byte;
+// and the scan of a layer made by others (blob_needs) naming the entries that carry them.
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -12,6 +13,10 @@
 #include <fmt/format.h>
 
 #include "hwimg/image/overlay_xattr_filter.hpp"
+#include "hwimg/verify/judge.hpp"
+#include "hwimg/verify/layer_needs.hpp"
+#include "hwimg/verify/needs_cache.hpp"
+#include "test_support.hpp"
 
 using namespace hwimg;
 
@@ -251,4 +256,62 @@ TEST_CASE("what the sink refuses stops the filter with the sink's error") {
   const auto status = filter.write(tar);
   REQUIRE_FALSE(status.has_value());
   CHECK(status.error().message == "disk full");
+}
+
+TEST_CASE("a layer's scan names the entries that carry overlayfs xattrs, keeps them with its needs, and says so once") {
+  const auto dir = test::scratch_directory();
+  std::vector<Entry> entries{
+      {"opt/", 'd', "", {{"user.overlay.origin", ""}, {"user.overlay.impure", "y"}, {"user.keep", "v"}}},
+      {"opt/f", 'f', "data", {{"user.keep", "v"}}},
+      {"opt/link", 'l', "f", {{"trusted.overlay.redirect", "x"}}},
+  };
+  for (int i = 0; i < 10; ++i) entries.push_back({fmt::format("d{}/", i), 'd', "", {{"user.overlay.origin", ""}}});
+  const auto tar = make_tar(entries);
+  const auto blob = dir.path() / "layer.tar";
+  test::write_file(blob, tar);
+  const auto digest = oci::Digest::sha256_of(tar);
+  const verify::NeedsCache cache(dir.path() / "cache");
+  util::ThreadPool pool(1);
+
+  const auto needs = verify::blob_needs(blob, digest, &cache, pool);
+  REQUIRE_MESSAGE(needs.has_value(), needs.error().message);
+  CHECK(needs->overlay_xattr_entries == 12);
+  REQUIRE(needs->overlay_xattrs.size() == 8);  // the first few; all are counted
+  CHECK(needs->overlay_xattrs[0] == "/opt (user.overlay.impure, user.overlay.origin)");
+  CHECK(needs->overlay_xattrs[1] == "/opt/link (trusted.overlay.redirect)");
+  CHECK(needs->overlay_xattrs[7] == "/d5 (user.overlay.origin)");
+  const auto kept = cache.load(digest);
+  REQUIRE(kept.has_value());
+  CHECK(kept->overlay_xattrs == needs->overlay_xattrs);
+  CHECK(kept->overlay_xattr_entries == 12);
+
+  const auto line = verify::overlay_xattr_line(*needs, "layer " + digest.str());
+  REQUIRE(line.has_value());
+  CHECK(*line == "layer " + digest.str() +
+                     ": 12 entries carry overlayfs's own xattrs, which rootless Docker 25 and later cannot set and so "
+                     "refuses to unpack (docs/recipe.md#overlayfs-xattrs): /opt (user.overlay.impure, user.overlay.origin), "
+                     "/opt/link (trusted.overlay.redirect), /d0 (user.overlay.origin), /d1 (user.overlay.origin), /d2 "
+                     "(user.overlay.origin), /d3 (user.overlay.origin), /d4 (user.overlay.origin), /d5 "
+                     "(user.overlay.origin), and more (12 entries in all)");
+  verify::Findings findings;
+  verify::judge_layer(*needs, verify::CpuLabel{"amd64", "x86-64-v1", {}, hw::X86Level::v1}, "layer x", findings);
+  REQUIRE(findings.overlay_xattrs.size() == 1);
+  CHECK(findings.overlay_xattrs[0].starts_with("layer x: 12 entries carry"));
+
+  // What the filter leaves has none, and the scan says nothing.
+  const auto filtered = filter(tar, 512);
+  REQUIRE(filtered.status.has_value());
+  const auto clean_blob = dir.path() / "clean.tar";
+  test::write_file(clean_blob, filtered.bytes);
+  const auto clean = verify::blob_needs(clean_blob, oci::Digest::sha256_of(filtered.bytes), nullptr, pool);
+  REQUIRE(clean.has_value());
+  CHECK(clean->overlay_xattr_entries == 0);
+  CHECK(clean->overlay_xattrs.empty());
+  CHECK_FALSE(verify::overlay_xattr_line(*clean, "layer y").has_value());
+
+  verify::LayerNeeds one;
+  one.overlay_xattrs = {"/opt (user.overlay.origin)"};
+  one.overlay_xattr_entries = 1;
+  CHECK(verify::overlay_xattr_line(one, "layer z")->starts_with("layer z: 1 entry carries overlayfs's own xattrs"));
+  CHECK(verify::overlay_xattr_line(one, "layer z")->ends_with(": /opt (user.overlay.origin)"));
 }

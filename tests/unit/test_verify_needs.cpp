@@ -20,7 +20,7 @@ verify::LayerNeeds sample_needs() {
   program.functions.push_back({"add_ints.avx512f", hw::CodeDispatch::multiversion, {}, {{"avx512f", "vpaddd", 0x2000}}});
   program.functions.push_back({"run_avx2", hw::CodeDispatch::after_cpu_check, "work", {{"avx2", "vpaddd", 0x3000}}});
   verify::FileNeeds foreign{"/opt/app/bin/arm", {hw::ElfClass::elf64, 2, hw::elf_machine_aarch64}, std::nullopt, {}, {}, 0};
-  return {{program, foreign}};
+  return {{program, foreign}, {"/opt (user.overlay.origin)"}, 3};
 }
 
 }  // namespace
@@ -40,6 +40,8 @@ TEST_CASE("verify: needs read back as written; anything else counts as missing")
   CHECK(back->files[0].functions[2].dispatched_by == "work");
   CHECK(back->files[0].functions[0].uses[1].mnemonic == "vfmadd231ps");
   CHECK(back->files[1].identity.machine == hw::elf_machine_aarch64);
+  CHECK(back->overlay_xattrs == std::vector<std::string>{"/opt (user.overlay.origin)"});
+  CHECK(back->overlay_xattr_entries == 3);
   CHECK(verify::needs_to_json(*back) == text);
 
   CHECK_FALSE(verify::needs_from_json("").has_value());
@@ -50,6 +52,12 @@ TEST_CASE("verify: needs read back as written; anything else counts as missing")
   auto mistyped = text;
   mistyped.replace(mistyped.find("\"code_bytes\":4096"), 17, "\"code_bytes\":\"4k\"");
   CHECK_FALSE(verify::needs_from_json(mistyped).has_value());
+  auto bad_count = text;
+  bad_count.replace(bad_count.find("\"overlay_xattr_entries\":3"), 25, "\"overlay_xattr_entries\":-3");
+  CHECK_FALSE(verify::needs_from_json(bad_count).has_value());
+  auto bad_line = text;
+  bad_line.replace(bad_line.find("[\"/opt (user.overlay.origin)\"]"), 30, "[7]");
+  CHECK_FALSE(verify::needs_from_json(bad_line).has_value());
   auto bad_dispatch = text;
   bad_dispatch.replace(bad_dispatch.find("\"multiversion\""), 14, "\"maybe\"");
   CHECK_FALSE(verify::needs_from_json(bad_dispatch).has_value());

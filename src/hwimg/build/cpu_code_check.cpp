@@ -70,10 +70,15 @@ Result<void> CpuCodeCheck::check(const VariantPlan& plan, const BaseImage& base,
   }
   for (std::size_t i = 0; i < base_files.size() && i < base.layers.size(); ++i) {
     const auto& digest = base.layers[i].digest;
-    HWIMG_TRY_ASSIGN(const auto needs,
-                     with_context(needs_once("layer " + digest.str(),
-                                             [&] { return verify::blob_needs(base_files[i], digest, &m_cache, m_pool); }),
-                                  context));
+    // Said once per base layer and build, not per variant: the variants share it.
+    const auto scan = [&]() -> Result<verify::LayerNeeds> {
+      HWIMG_TRY_ASSIGN(auto needs, verify::blob_needs(base_files[i], digest, &m_cache, m_pool));
+      if (auto line = verify::overlay_xattr_line(needs, fmt::format("base image {} layer {}", plan.base_text, digest.str()))) {
+        output.warning(*line + "; rebuild the base as root, with vfs storage or with a buildah/podman that drops them");
+      }
+      return needs;
+    };
+    HWIMG_TRY_ASSIGN(const auto needs, with_context(needs_once("layer " + digest.str(), scan), context));
     verify::judge_layer(*needs, label, fmt::format("base image layer {}", digest.str()), reported);
   }
 

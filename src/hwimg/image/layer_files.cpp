@@ -40,7 +40,7 @@ Result<bool> read_entry_bytes(archive* reader, std::string& out, std::size_t siz
 }  // namespace
 
 Result<void> read_layer_files(const std::filesystem::path& blob, std::string_view name, const LayerFileFilter& wanted,
-                              const LayerFileVisitor& visit) {
+                              const LayerFileVisitor& visit, const LayerXattrVisitor& xattrs) {
   const auto context = fmt::format("failed to read layer {}", name);
   std::unique_ptr<archive, LayerFilesReadFree> reader(archive_read_new());
   if (!reader) return fail("{}: out of memory", context);
@@ -60,8 +60,17 @@ Result<void> read_layer_files(const std::filesystem::path& blob, std::string_vie
     const int r = archive_read_next_header(reader.get(), &entry);
     if (r == ARCHIVE_EOF) return {};
     if (r < ARCHIVE_WARN) return fail("{}: {}", context, layer_files_message(reader.get()));
-    if (archive_entry_filetype(entry) != AE_IFREG || archive_entry_hardlink(entry) != nullptr) continue;
     const char* raw = archive_entry_pathname(entry);
+    if (xattrs && archive_entry_xattr_reset(entry) > 0) {
+      HWIMG_TRY_ASSIGN(const auto path, with_context(clean_entry_path(raw != nullptr ? raw : ""), context));
+      const char* xattr = nullptr;
+      const void* value = nullptr;
+      std::size_t size = 0;
+      while (archive_entry_xattr_next(entry, &xattr, &value, &size) == ARCHIVE_OK) {
+        if (xattr != nullptr) xattrs(path, xattr);
+      }
+    }
+    if (archive_entry_filetype(entry) != AE_IFREG || archive_entry_hardlink(entry) != nullptr) continue;
     HWIMG_TRY_ASSIGN(const auto path, with_context(clean_entry_path(raw != nullptr ? raw : ""), context));
     bytes.clear();
     HWIMG_TRY_ASSIGN(const bool more, with_context(read_entry_bytes(reader.get(), bytes, layer_file_head_size, path),

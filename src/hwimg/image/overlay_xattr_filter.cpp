@@ -30,7 +30,6 @@ constexpr std::size_t prefix_offset = 345, prefix_size = 155;
 // The pax record keys that carry an xattr (GNU tar and Go write SCHILY.xattr., libarchive both);
 // the names overlayfs keeps its own state under (kernel Documentation/filesystems/overlayfs.rst).
 constexpr std::array xattr_keys{std::string_view("SCHILY.xattr."), std::string_view("LIBARCHIVE.xattr.")};
-constexpr std::array overlay_namespaces{std::string_view("trusted.overlay."), std::string_view("user.overlay.")};
 
 std::uint64_t padded(std::uint64_t size) {
   return (size + block_size - 1) / block_size * block_size;
@@ -84,10 +83,7 @@ bool header_only(char typeflag) {
 std::optional<std::string_view> overlay_xattr(std::string_view key) {
   for (const auto prefix : xattr_keys) {
     if (!key.starts_with(prefix)) continue;
-    const auto name = key.substr(prefix.size());
-    for (const auto space : overlay_namespaces) {
-      if (name.starts_with(space)) return name;
-    }
+    if (const auto name = key.substr(prefix.size()); is_overlay_xattr(name)) return name;
   }
   return std::nullopt;
 }
@@ -122,6 +118,11 @@ Result<std::vector<PaxRecord>> pax_records(std::string_view body) {
 }
 
 }  // namespace
+
+// The names overlayfs keeps its own state under (kernel Documentation/filesystems/overlayfs.rst).
+bool is_overlay_xattr(std::string_view name) {
+  return name.starts_with("trusted.overlay.") || name.starts_with("user.overlay.");
+}
 
 OverlayXattrFilter::OverlayXattrFilter(Sink sink) : m_sink(std::move(sink)) {}
 

@@ -16,6 +16,9 @@
 
 namespace hwimg::image {
 
+// Whether an extended attribute is overlayfs's bookkeeping ("user.overlay.origin").
+[[nodiscard]] bool is_overlay_xattr(std::string_view name);
+
 // Streams a tar through to `sink` byte for byte, except for the pax extended-header records that
 // carry an overlayfs xattr: those are dropped, and a pax header left empty goes with them. So a
 // tar without such records comes out unchanged.

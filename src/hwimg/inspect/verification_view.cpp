@@ -69,6 +69,15 @@ std::string verification_table(const std::vector<verify::VariantVerification>& v
                           v.findings.dispatched_programs.size(), verify::program_summary(v.findings.dispatched_programs));
     }
   }
+  // Once per layer, however many variants share it; a note, not a verdict on the CPU label.
+  std::vector<std::string> overlay_lines;
+  for (const auto& v : variants) {
+    for (const auto& line : v.findings.overlay_xattrs) {
+      if (std::ranges::find(overlay_lines, line) == overlay_lines.end()) overlay_lines.push_back(line);
+    }
+  }
+  if (!overlay_lines.empty()) text += "\n";
+  for (const auto& line : overlay_lines) text += "note: " + line + "\n";
   return text;
 }
 
@@ -92,6 +101,7 @@ nlohmann::json verification_json(const std::vector<verify::VariantVerification>&
     item["layers_scanned"] = v.layers_scanned;
     item["uncovered"] = v.findings.uncovered;
     item["dispatched"] = v.findings.dispatched;
+    item["overlay_xattrs"] = v.findings.overlay_xattrs;
     out.push_back(std::move(item));
   }
   return out;

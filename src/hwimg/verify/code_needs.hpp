@@ -46,6 +46,11 @@ struct FileNeeds {
 
 struct LayerNeeds {
   std::vector<FileNeeds> files;  // every loadable ELF file, by path
+  // Not a CPU need, but read in the same pass: entries that carry overlayfs's own xattrs, which
+  // rootless Docker (25 and later) cannot set and so refuses to unpack (docs/recipe.md#overlayfs-xattrs).
+  // The first few as "/opt (user.overlay.origin)", in layer order, and how many entries have one.
+  std::vector<std::string> overlay_xattrs;
+  std::size_t overlay_xattr_entries = 0;
 };
 
 // The needs of one file given whole; nothing when it is not an ELF program or library (ET_EXEC or

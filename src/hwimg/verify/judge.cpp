@@ -32,7 +32,19 @@ CpuLabel label_for(const hw::CpuTarget& target, std::string architecture) {
   return label;
 }
 
+std::optional<std::string> overlay_xattr_line(const LayerNeeds& needs, std::string_view where) {
+  if (needs.overlay_xattr_entries == 0) return std::nullopt;
+  const auto more = needs.overlay_xattr_entries > needs.overlay_xattrs.size()
+                        ? fmt::format(", and more ({} entries in all)", needs.overlay_xattr_entries)
+                        : std::string();
+  return fmt::format("{}: {} carr{} overlayfs's own xattrs, which rootless Docker 25 and later cannot set and so "
+                     "refuses to unpack (docs/recipe.md#overlayfs-xattrs): {}{}",
+                     where, needs.overlay_xattr_entries == 1 ? "1 entry" : fmt::format("{} entries", needs.overlay_xattr_entries),
+                     needs.overlay_xattr_entries == 1 ? "ies" : "y", fmt::join(needs.overlay_xattrs, ", "), more);
+}
+
 void judge_layer(const LayerNeeds& needs, const CpuLabel& label, std::string_view where, Findings& into) {
+  if (auto line = overlay_xattr_line(needs, where)) into.overlay_xattrs.push_back(std::move(*line));
   const auto machine = hw::elf_machine_of(label.architecture);
   for (const auto& file : needs.files) {
     ++into.programs;

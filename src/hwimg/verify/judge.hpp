@@ -40,11 +40,17 @@ struct Findings {
   hw::FeatureSet needed;                // features of code that is not dispatched, beyond the baseline
   std::optional<hw::X86Level> noted_level;  // the highest GNU ISA-needed note
   std::size_t programs = 0;             // ELF programs and libraries judged
+  // Not about the CPU: layers whose entries carry overlayfs xattrs, one line each (overlay_xattr_line).
+  std::vector<std::string> overlay_xattrs;
 };
 
 // Adds what `needs` holds beyond `label` to `into`; `where` names the layer in architecture lines
 // ("its own layer", "layer sha256:…").
 void judge_layer(const LayerNeeds& needs, const CpuLabel& label, std::string_view where, Findings& into);
+
+// "layer sha256:…: 3 entries carry overlayfs's own xattrs, which rootless Docker refuses to unpack:
+// /opt (user.overlay.origin), …"; nothing for a layer without them.
+[[nodiscard]] std::optional<std::string> overlay_xattr_line(const LayerNeeds& needs, std::string_view where);
 
 // "wc (avx, avx2), libgcrypt.so.20 (aes, avx2); and 3 more": programs by file name with their features.
 [[nodiscard]] std::string program_summary(const std::map<std::string, std::set<std::string>>& programs,

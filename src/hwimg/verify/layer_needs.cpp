@@ -2,10 +2,52 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "hwimg/image/layer_files.hpp"
+#include "hwimg/image/overlay_xattr_filter.hpp"
 #include "hwimg/verify/needs_cache.hpp"
 
 namespace hwimg::verify {
+namespace {
+
+// The entries with overlayfs xattrs, as "/opt (user.overlay.impure, user.overlay.origin)": an
+// entry's xattrs come one after the other, a name twice where a pax header has both its
+// SCHILY.xattr. and LIBARCHIVE.xattr. records (as libarchive writes them). Only the first few are kept, enough to say where they
+// are (a hostile layer may have millions); all are counted.
+class OverlayXattrTally {
+public:
+  void add(std::string_view path, std::string_view name) {
+    if (!image::is_overlay_xattr(name)) return;
+    if (auto entry = "/" + std::string(path); entry != m_entry || m_names.empty()) {
+      close_entry();
+      m_entry = std::move(entry);
+      ++m_entries;
+    }
+    if (std::ranges::find(m_names, name) == m_names.end()) m_names.emplace_back(name);
+  }
+
+  void finish(LayerNeeds& needs) {
+    close_entry();
+    needs.overlay_xattrs = std::move(m_kept);
+    needs.overlay_xattr_entries = m_entries;
+  }
+
+private:
+  void close_entry() {
+    std::ranges::sort(m_names);
+    if (!m_names.empty() && m_kept.size() < kept_entries) m_kept.push_back(fmt::format("{} ({})", m_entry, fmt::join(m_names, ", ")));
+    m_names.clear();
+  }
+
+  static constexpr std::size_t kept_entries = 8;
+  std::string m_entry;
+  std::vector<std::string> m_names;
+  std::vector<std::string> m_kept;
+  std::size_t m_entries = 0;
+};
+
+}  // namespace
 
 void NeedsCollector::add(std::string path, std::string bytes) {
   const auto data = std::as_bytes(std::span(bytes.data(), bytes.size()));
@@ -45,8 +87,11 @@ Result<LayerNeeds> blob_needs(const std::filesystem::path& blob, const oci::Dige
     collector.add("/" + std::string(path), std::string(bytes));
     return {};
   };
-  auto read = image::read_layer_files(blob, digest.str(), wanted, visit);
+  OverlayXattrTally overlay;
+  auto read = image::read_layer_files(blob, digest.str(), wanted, visit,
+                                      [&](std::string_view path, std::string_view name) { overlay.add(path, name); });
   auto needs = collector.finish();
+  overlay.finish(needs);
   if (!read) return std::unexpected(std::move(read.error()));
   if (cache != nullptr) cache->store(digest, needs);
   return needs;

@@ -12,7 +12,7 @@ namespace {
 
 // Raised whenever the scans report something else for the same bytes (a new kind of dispatch, a
 // feature table row), so that needs kept by an older hwimg are scanned again.
-constexpr std::int64_t scanner_version = 4;  // 4: AArch64 files scanned for SVE
+constexpr std::int64_t scanner_version = 5;  // 5: overlayfs xattrs
 constexpr std::size_t largest_needs_file = std::size_t{64} << 20;
 
 Json function_json(const FunctionNeeds& function) {
@@ -105,19 +105,33 @@ std::string needs_to_json(const LayerNeeds& needs) {
     if (file.needed_level) object["needed_level"] = hw::x86_level_number(*file.needed_level);
     files.push_back(std::move(object));
   }
-  const Json document{{"scanner", scanner_version}, {"files", std::move(files)}};
+  const Json document{{"scanner", scanner_version},
+                      {"files", std::move(files)},
+                      {"overlay_xattrs", needs.overlay_xattrs},
+                      {"overlay_xattr_entries", needs.overlay_xattr_entries}};
   return document.dump();
 }
 
 std::optional<LayerNeeds> needs_from_json(std::string_view text) {
   const auto document = util::json::parse_object(text);
-  if (!document || !document->contains("scanner") || !document->contains("files")) {
+  if (!document || !document->contains("scanner") || !document->contains("files") ||
+      !document->contains("overlay_xattrs") || !document->contains("overlay_xattr_entries")) {
     return std::nullopt;
   }
   const auto version = util::json::as_integer((*document)["scanner"]);
   const auto& files = (*document)["files"];
-  if (version != scanner_version || !files.is_array()) return std::nullopt;
+  const auto& overlay_xattrs = (*document)["overlay_xattrs"];
+  const auto overlay_xattr_entries = unsigned_of((*document)["overlay_xattr_entries"]);
+  if (version != scanner_version || !files.is_array() || !overlay_xattrs.is_array() || !overlay_xattr_entries) {
+    return std::nullopt;
+  }
   LayerNeeds needs;
+  for (const auto& item : overlay_xattrs) {
+    auto line = util::json::as_string(item);
+    if (!line) return std::nullopt;
+    needs.overlay_xattrs.push_back(std::move(*line));
+  }
+  needs.overlay_xattr_entries = *overlay_xattr_entries;
   for (const auto& item : files) {
     auto file = file_from(item);
     if (!file) return std::nullopt;
