@@ -163,8 +163,19 @@ if [ -n "$taken" ]; then
       done
     done < <(sed 's/; /\n/g' <<<"$list")
   }
+  # hwimg names a layer by its blob's digest, which differs from the diff_id where buildah compressed it.
+  blob=$(python3 - "$udir/buildah-images" "${image#sha256:}" "$layer" <<'PY'
+import json, sys
+layout, tag, diff_id = sys.argv[1:]
+blob = lambda digest: json.load(open(f"{layout}/blobs/sha256/{digest[7:]}"))
+entry = next(m for m in json.load(open(f"{layout}/index.json"))["manifests"]
+             if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == tag)
+manifest = blob(entry["digest"])
+print(manifest["layers"][blob(manifest["config"]["digest"])["rootfs"]["diff_ids"].index(diff_id)]["digest"])
+PY
+)
   out=$("$HWIMG" inspect --verify "oci:$udir/buildah-images:${image#sha256:}" 2>&1) || true
-  line=$(grep "^note: layer $layer: " <<<"$out") || fail "inspect --verify has no note on layer $layer: $out"
+  line=$(grep "^note: layer $blob: " <<<"$out") || fail "inspect --verify has no note on layer $blob (diff_id $layer): $out"
   assert_contains "$line" "overlayfs's own xattrs, which rootless Docker 25 and later cannot set and so refuses to unpack (docs/recipe.md#overlayfs-xattrs): " \
     "the note of inspect --verify on buildah's own image"
   names_each_xattr "$line"
@@ -174,11 +185,11 @@ if [ -n "$taken" ]; then
     "$udir/buildah-images" "${image#sha256:}" >"$TEST_TMP/on-buildah/recipe.yaml"
   out=$("$HWIMG" build "$TEST_TMP/on-buildah/recipe.yaml" -o "$TEST_TMP/on-buildah/out" --cache "$TEST_TMP/on-buildah/cache" 2>&1) ||
     fail "hwimg build on buildah's image: $out"
-  line=$(grep "^hwimg: warning: base image oci:$udir/buildah-images:${image#sha256:} layer $layer: " <<<"$out") ||
-    fail "the build on buildah's image did not warn about layer $layer: $out"
+  line=$(grep "^hwimg: warning: base image oci:$udir/buildah-images:${image#sha256:} layer $blob: " <<<"$out") ||
+    fail "the build on buildah's image did not warn about layer $blob: $out"
   assert_contains "$line" "; rebuild the base as root, with vfs storage or with a buildah/podman that drops them" "the build's advice"
   names_each_xattr "$line"
-  assert_eq 1 "$(grep -c "layer $layer: .* overlayfs's own xattrs" <<<"$out")" "the warning is said once"
+  assert_eq 1 "$(grep -c "layer $blob: .* overlayfs's own xattrs" <<<"$out")" "the warning is said once"
 fi
 
 step "the rootless index is the root build's, digest for digest"
