@@ -46,21 +46,21 @@ TEST_CASE("verify: needs read back as written; anything else counts as missing")
 
   CHECK_FALSE(verify::needs_from_json("").has_value());
   CHECK_FALSE(verify::needs_from_json("[]").has_value());
-  auto other_scanner = text;
-  other_scanner.replace(other_scanner.find("\"scanner\":"), 11, "\"scanner\":0");
-  CHECK_FALSE(verify::needs_from_json(other_scanner).has_value());
-  auto mistyped = text;
-  mistyped.replace(mistyped.find("\"code_bytes\":4096"), 17, "\"code_bytes\":\"4k\"");
-  CHECK_FALSE(verify::needs_from_json(mistyped).has_value());
-  auto bad_count = text;
-  bad_count.replace(bad_count.find("\"overlay_xattr_entries\":3"), 25, "\"overlay_xattr_entries\":-3");
-  CHECK_FALSE(verify::needs_from_json(bad_count).has_value());
-  auto bad_line = text;
-  bad_line.replace(bad_line.find("[\"/opt (user.overlay.origin)\"]"), 30, "[7]");
-  CHECK_FALSE(verify::needs_from_json(bad_line).has_value());
-  auto bad_dispatch = text;
-  bad_dispatch.replace(bad_dispatch.find("\"multiversion\""), 14, "\"maybe\"");
-  CHECK_FALSE(verify::needs_from_json(bad_dispatch).has_value());
+  // Each edit of what was written: another scanner version, a mistyped or out-of-range field.
+  const std::pair<std::string, std::string> edits[] = {
+      {"\"scanner\":5", "\"scanner\":0"},
+      {"\"code_bytes\":4096", "\"code_bytes\":\"4k\""},
+      {"\"overlay_xattr_entries\":3", "\"overlay_xattr_entries\":-3"},
+      {"[\"/opt (user.overlay.origin)\"]", "[7]"},
+      {"\"multiversion\"", "\"maybe\""},
+  };
+  for (const auto& [from, to] : edits) {
+    CAPTURE(to);
+    auto edited = text;
+    REQUIRE(edited.find(from) != std::string::npos);
+    edited.replace(edited.find(from), from.size(), to);
+    CHECK_FALSE(verify::needs_from_json(edited).has_value());
+  }
 }
 
 TEST_CASE("verify: the cache keeps needs by layer digest") {
