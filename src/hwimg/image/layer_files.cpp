@@ -60,9 +60,12 @@ Result<void> read_layer_files(const std::filesystem::path& blob, std::string_vie
     const int r = archive_read_next_header(reader.get(), &entry);
     if (r == ARCHIVE_EOF) return {};
     if (r < ARCHIVE_WARN) return fail("{}: {}", context, layer_files_message(reader.get()));
+    const bool regular = archive_entry_filetype(entry) == AE_IFREG && archive_entry_hardlink(entry) == nullptr;
+    const bool has_xattrs = xattrs && archive_entry_xattr_reset(entry) > 0;
+    if (!regular && !has_xattrs) continue;
     const char* raw = archive_entry_pathname(entry);
-    if (xattrs && archive_entry_xattr_reset(entry) > 0) {
-      HWIMG_TRY_ASSIGN(const auto path, with_context(clean_entry_path(raw != nullptr ? raw : ""), context));
+    HWIMG_TRY_ASSIGN(const auto path, with_context(clean_entry_path(raw != nullptr ? raw : ""), context));
+    if (has_xattrs) {
       const char* xattr = nullptr;
       const void* value = nullptr;
       std::size_t size = 0;
@@ -70,8 +73,7 @@ Result<void> read_layer_files(const std::filesystem::path& blob, std::string_vie
         if (xattr != nullptr) xattrs(path, xattr);
       }
     }
-    if (archive_entry_filetype(entry) != AE_IFREG || archive_entry_hardlink(entry) != nullptr) continue;
-    HWIMG_TRY_ASSIGN(const auto path, with_context(clean_entry_path(raw != nullptr ? raw : ""), context));
+    if (!regular) continue;
     bytes.clear();
     HWIMG_TRY_ASSIGN(const bool more, with_context(read_entry_bytes(reader.get(), bytes, layer_file_head_size, path),
                                                    context));

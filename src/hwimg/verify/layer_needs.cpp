@@ -13,8 +13,8 @@ namespace {
 
 // The entries with overlayfs xattrs, as "/opt (user.overlay.impure, user.overlay.origin)": an
 // entry's xattrs come one after the other, a name twice where a pax header has both its
-// SCHILY.xattr. and LIBARCHIVE.xattr. records (as libarchive writes them). Only the first few are kept, enough to say where they
-// are (a hostile layer may have millions); all are counted.
+// SCHILY.xattr. and LIBARCHIVE.xattr. records (as libarchive writes them). Only the first few are
+// kept, enough to say where they are (a hostile layer may have millions); all are counted.
 class OverlayXattrTally {
 public:
   void add(std::string_view path, std::string_view name) {
@@ -36,7 +36,9 @@ public:
 private:
   void close_entry() {
     std::ranges::sort(m_names);
-    if (!m_names.empty() && m_kept.size() < kept_entries) m_kept.push_back(fmt::format("{} ({})", m_entry, fmt::join(m_names, ", ")));
+    if (!m_names.empty() && m_kept.size() < kept_entries) {
+      m_kept.push_back(fmt::format("{} ({})", m_entry, fmt::join(m_names, ", ")));
+    }
     m_names.clear();
   }
 
