@@ -309,6 +309,16 @@ TEST_CASE("a layer's scan names the entries that carry overlayfs xattrs, keeps t
   CHECK(clean->overlay_xattrs.empty());
   CHECK_FALSE(verify::overlay_xattr_line(*clean, "layer y").has_value());
 
+  // A hostile layer's path and xattr name reach the terminal with their control characters escaped.
+  const auto hostile = make_tar({{"opt\x1b[2J/", 'd', "", {{"user.overlay.o\nrigin", ""}}}});
+  const auto hostile_blob = dir.path() / "hostile.tar";
+  test::write_file(hostile_blob, hostile);
+  const auto escaped = verify::blob_needs(hostile_blob, oci::Digest::sha256_of(hostile), nullptr, pool);
+  REQUIRE(escaped.has_value());
+  REQUIRE(escaped->overlay_xattrs.size() == 1);
+  // libarchive reads the LIBARCHIVE.xattr. record's name as written there, URL-encoded, beside the SCHILY. one.
+  CHECK(escaped->overlay_xattrs[0] == "/opt\\x1b[2J (user.overlay.o\\nrigin, user.overlay.o%0Arigin)");
+
   verify::LayerNeeds one;
   one.overlay_xattrs = {"/opt (user.overlay.origin)"};
   one.overlay_xattr_entries = 1;

@@ -6,6 +6,7 @@
 
 #include "hwimg/image/layer_files.hpp"
 #include "hwimg/image/overlay_xattr_filter.hpp"
+#include "hwimg/util/strings.hpp"
 #include "hwimg/verify/needs_cache.hpp"
 
 namespace hwimg::verify {
@@ -14,7 +15,8 @@ namespace {
 // The entries with overlayfs xattrs, as "/opt (user.overlay.impure, user.overlay.origin)": an
 // entry's xattrs come one after the other, a name twice where a pax header has both its
 // SCHILY.xattr. and LIBARCHIVE.xattr. records (as libarchive writes them). Only the first few are
-// kept, enough to say where they are (a hostile layer may have millions); all are counted.
+// kept, enough to say where they are (a hostile layer may have millions); all are counted. Paths
+// and names are the layer's bytes, shown with their control characters escaped.
 class OverlayXattrTally {
 public:
   void add(std::string_view path, std::string_view name) {
@@ -37,7 +39,8 @@ private:
   void close_entry() {
     std::ranges::sort(m_names);
     if (!m_names.empty() && m_kept.size() < kept_entries) {
-      m_kept.push_back(fmt::format("{} ({})", m_entry, fmt::join(m_names, ", ")));
+      for (auto& name : m_names) name = util::printable(name);
+      m_kept.push_back(fmt::format("{} ({})", util::printable(m_entry), fmt::join(m_names, ", ")));
     }
     m_names.clear();
   }
