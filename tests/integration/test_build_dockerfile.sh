@@ -73,6 +73,12 @@ assert_eq "$ids" "$(echo $(variant_ids "$L1" 1.0))" "variants"
 
 step "the stage without MARCH ran once; the g++ stage once per variant with its own MARCH"
 assert_eq 1 "$(shared_runs "$build_log")" "times the shared stage's RUN printed its marker in the 4 builds"
+# Each variant starts its deps stage from the image the shared build committed, one FROM step by
+# image ID, instead of stepping through the stage's cache again.
+deps_images=$(for id in $ids; do
+  buildah_says "$build_log" "$id" | sed -nE 's/^\[1\/3\] STEP 1\/1: FROM ([0-9a-f]{64}) AS deps$/\1/p'
+done | sort | uniq -c | awk '{print $1}')
+assert_eq 4 "$deps_images" "variants whose deps stage is one FROM of the same image ID"
 for id in $ids; do
   march=$(march_of "$id")
   assert_eq 1 "$(buildah_says "$build_log" "$id" | grep -cxF "hwimg-example: compiling with $march" || true)" \

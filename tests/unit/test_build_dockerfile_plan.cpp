@@ -11,6 +11,7 @@
 #include "hwimg/build/dockerfile_variant.hpp"
 #include "hwimg/matrix/expand.hpp"
 #include "hwimg/util/files.hpp"
+#include "hwimg/util/strings.hpp"
 
 using namespace hwimg;
 namespace fs = std::filesystem;
@@ -123,10 +124,29 @@ TEST_CASE("FROM lines of registry images are pinned to the digest the build reso
   base->manifest_descriptor.digest =
       oci::Digest::parse("sha256:1111111111111111111111111111111111111111111111111111111111111111").value();
   const build::StageImages images{nullptr, nullptr, nullptr, base};
-  const auto pinned = build::pinned_dockerfile(planned, images);
+  const auto pinned = build::pinned_dockerfile(planned, images, {});
   CHECK(pinned.find("FROM registry.example.org/debian/runtime@sha256:1111111111111111111111111111111111111111111111111111111111111111 AS runtime\n") != std::string::npos);
   CHECK(pinned.find("FROM ${BUILDER} AS deps\n") != std::string::npos);  // not resolved here: left as written
   CHECK(std::ranges::count(pinned, '\n') == std::ranges::count(dockerfile_text, '\n'));  // lines keep their numbers
+}
+
+TEST_CASE("a stage already built for every variant becomes a FROM of its image, its instructions blank lines") {
+  const auto p = project();
+  const auto variants = cpu_variants();
+  const auto planned = plan(p, variants[0]);
+  const std::string deps(64, 'a');
+  const std::string docs(64, 'b');
+  const auto pinned = build::pinned_dockerfile(planned, {}, {{0, deps}, {2, docs}});
+  const auto lines = util::split(pinned, '\n');
+  REQUIRE(lines.size() == util::split(dockerfile_text, '\n').size());  // a failing step keeps its line number
+  CHECK(lines[2] == "FROM " + deps + " AS deps");
+  CHECK(lines[3].empty());
+  CHECK(lines[4] == "FROM deps AS build");  // stages that build on it still name it
+  CHECK(lines[6] == "RUN g++ $MARCH -o /app app.cpp");
+  CHECK(lines[7] == "FROM " + docs + " AS docs");
+  CHECK(lines[8].empty());
+  CHECK(lines[9] == "FROM ${BASE} AS runtime");  // the blanking stops at the next FROM
+  CHECK(lines[10] == "COPY --from=build /app /app");
 }
 
 TEST_CASE("the failed instruction is found from buildah's last STEP line") {

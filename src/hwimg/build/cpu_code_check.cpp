@@ -39,6 +39,32 @@ Result<verify::LayerNeeds> CpuCodeCheck::directory_needs(const LayerPlan& layer)
   return needs;
 }
 
+Result<SharedNeeds> CpuCodeCheck::base_layer_needs(const VariantPlan& plan, const oci::Digest& digest,
+                                                   const fs::path& file, util::Output& output) {
+  // Said once per base layer and build, not per variant: the variants share it.
+  return needs_once("layer " + digest.str(), [&]() -> Result<verify::LayerNeeds> {
+    HWIMG_TRY_ASSIGN(auto needs, verify::blob_needs(file, digest, &m_cache, m_pool));
+    if (auto line = verify::overlay_xattr_line(needs, fmt::format("base image {} layer {}", plan.base_text, digest.str()))) {
+      output.warning(*line + "; rebuild the base as root, with vfs storage or with a buildah/podman that drops them");
+    }
+    return needs;
+  });
+}
+
+Result<void> CpuCodeCheck::scan_base(const VariantPlan& plan, const BaseImage& base, std::span<const fs::path> base_files,
+                                     util::Output& output) {
+  const auto& variant = *plan.variant;
+  if (hw::find_cpu_target(variant.cpu_target.empty() ? variant.cpu_level : variant.cpu_target) == nullptr ||
+      plan.verify_cpu == recipe::CpuVerify::off) {
+    return {};
+  }
+  for (std::size_t i = 0; i < base_files.size() && i < base.layers.size(); ++i) {
+    HWIMG_TRY(with_context(base_layer_needs(plan, base.layers[i].digest, base_files[i], output),
+                           fmt::format("failed to scan base image {} for the CPU check", plan.base_text)));
+  }
+  return {};
+}
+
 Result<void> CpuCodeCheck::check(const VariantPlan& plan, const BaseImage& base, std::span<const fs::path> base_files,
                                  util::Output& output) {
   const auto& variant = *plan.variant;
@@ -70,15 +96,7 @@ Result<void> CpuCodeCheck::check(const VariantPlan& plan, const BaseImage& base,
   }
   for (std::size_t i = 0; i < base_files.size() && i < base.layers.size(); ++i) {
     const auto& digest = base.layers[i].digest;
-    // Said once per base layer and build, not per variant: the variants share it.
-    const auto scan = [&]() -> Result<verify::LayerNeeds> {
-      HWIMG_TRY_ASSIGN(auto needs, verify::blob_needs(base_files[i], digest, &m_cache, m_pool));
-      if (auto line = verify::overlay_xattr_line(needs, fmt::format("base image {} layer {}", plan.base_text, digest.str()))) {
-        output.warning(*line + "; rebuild the base as root, with vfs storage or with a buildah/podman that drops them");
-      }
-      return needs;
-    };
-    HWIMG_TRY_ASSIGN(const auto needs, with_context(needs_once("layer " + digest.str(), scan), context));
+    HWIMG_TRY_ASSIGN(const auto needs, with_context(base_layer_needs(plan, digest, base_files[i], output), context));
     verify::judge_layer(*needs, label, fmt::format("base image layer {}", digest.str()), reported);
   }
 

@@ -33,10 +33,16 @@ public:
   // `base_files` are the files of `base.layers`, in order; empty when they stay in their registry.
   [[nodiscard]] Result<void> check(const VariantPlan& plan, const BaseImage& base,
                                    std::span<const std::filesystem::path> base_files, util::Output& output);
+  // Scans the base's layers as `check` of the plan would, ahead of it (once per layer and build):
+  // a Dockerfile build does it while buildah pulls its images.
+  [[nodiscard]] Result<void> scan_base(const VariantPlan& plan, const BaseImage& base,
+                                       std::span<const std::filesystem::path> base_files, util::Output& output);
 
 private:
   [[nodiscard]] Result<SharedNeeds> needs_once(const std::string& key,
                                                const std::function<Result<verify::LayerNeeds>()>& scan);
+  [[nodiscard]] Result<SharedNeeds> base_layer_needs(const VariantPlan& plan, const oci::Digest& digest,
+                                                     const std::filesystem::path& file, util::Output& output);
   [[nodiscard]] Result<verify::LayerNeeds> directory_needs(const LayerPlan& layer);
 
   verify::NeedsCache m_cache;

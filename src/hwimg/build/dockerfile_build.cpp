@@ -9,6 +9,7 @@
 #include "hwimg/build/dockerfile_variant.hpp"
 #include "hwimg/build/driver_bundle.hpp"
 #include "hwimg/build/variant_jobs.hpp"
+#include "hwimg/oci/digest.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -59,9 +60,30 @@ Result<fs::path> scratch_directory(std::optional<util::TempDir>& holder) {
   return holder->path();
 }
 
+// The layers of each base the variants are built on, fetched and scanned for the CPU check every
+// variant on it makes after its build (once per base and build: the first variant's plan stands
+// for the others).
+Result<void> prepare_bases(DockerfileBuild& build, const std::vector<PreparedVariant*>& to_build) {
+  std::vector<const PreparedVariant*> firsts;
+  for (const auto* prepared : to_build) {
+    if (leaves_layers_remote(*prepared->base, build.settings)) continue;
+    const auto& digest = prepared->base->manifest_descriptor.digest;
+    if (std::ranges::none_of(firsts, [&](const PreparedVariant* seen) { return seen->base->manifest_descriptor.digest == digest; })) {
+      firsts.push_back(prepared);
+    }
+  }
+  for (const auto* prepared : firsts) {
+    HWIMG_TRY_ASSIGN(const auto files,
+                     with_context(build.bases.layer_files(*prepared->base), prepared->plan.base_location.str()));
+    HWIMG_TRY(build.checks.cpu.scan_base(prepared->plan, *prepared->base, files, *build.settings.output));
+  }
+  return {};
+}
+
 // Every registry image the variants start from, pulled into buildah's storage once, up to -j at a
 // time, before any build: variants built side by side would each pull the image they all need, and
-// one build pulls its stages' images one after the other.
+// one build pulls its stages' images one after the other. Meanwhile hwimg prepares the bases: the
+// pulls are buildah's decompressing and writing, which leaves a processor to spare.
 Result<void> pull_stage_images(DockerfileBuild& build, const std::vector<PreparedVariant*>& to_build) {
   std::vector<std::string> references;
   for (const auto* prepared : to_build) {
@@ -73,37 +95,49 @@ Result<void> pull_stage_images(DockerfileBuild& build, const std::vector<Prepare
   if (!references.empty()) {
     build.settings.output->progress(fmt::format("pulling {} into buildah's storage...", util::join(references, ", ")));
   }
-  return all_or_errors(run_each<void>(references, build.jobs, [&](const std::string& reference) {
+  util::ThreadPool beside(1);
+  auto bases = beside.submit([&] { return prepare_bases(build, to_build); });
+  std::vector<Result<void>> results = run_each<void>(references, build.jobs, [&](const std::string& reference) {
     return build.buildah.pull(reference);
-  }));
+  });
+  results.push_back(bases.get());
+  return all_or_errors(results);
 }
 
-// The stages every variant builds alike, once, so the variants find them in buildah's cache
-// instead of each building them at the same time.
-Result<void> build_shared_stages(DockerfileBuild& build, const std::vector<PreparedVariant*>& to_build) {
+// The stages every variant builds alike, once, before the variants: each variant then builds on the
+// image made here (pinned_dockerfile) instead of all of them building or looking it up at once.
+Result<SharedStageImages> build_shared_stages(DockerfileBuild& build, const std::vector<PreparedVariant*>& to_build) {
   std::vector<VariantPlan> plans;
   for (const auto* prepared : to_build) plans.push_back(prepared->plan);
   const auto& first = *to_build.front();
   const auto& dockerfile = *first.plan.dockerfile;
+  SharedStageImages built;
   for (const auto stage : shared_stages(plans)) {
     const auto& name = dockerfile.parsed->stages[stage].name;
     if (name.empty()) continue;  // --target needs a name
     build.settings.output->progress(fmt::format("building stage {} once for {} variants...", name, to_build.size()));
     std::optional<util::TempDir> scratch;
     HWIMG_TRY_ASSIGN(const auto directory, scratch_directory(scratch));
-    HWIMG_TRY(util::write_file_atomic(directory / "Dockerfile", pinned_dockerfile(first.plan, first.images)));
+    HWIMG_TRY(util::write_file_atomic(directory / "Dockerfile", pinned_dockerfile(first.plan, first.images, {})));
+    const auto image_id_file = directory / "image-id";
     const BuildahBuild shared{"stage " + name, directory / "Dockerfile", dockerfile.context, name, dockerfile.args,
-                              std::nullopt};
-    HWIMG_TRY(with_context(run_buildah(build.buildah, shared, first.plan), "failed to build the shared stage " + name));
+                              image_id_file};
+    const auto context = "failed to build the shared stage " + name;
+    HWIMG_TRY(with_context(run_buildah(build.buildah, shared, first.plan), context));
+    HWIMG_TRY_ASSIGN(const auto written, with_context(util::read_file(image_id_file), context));
+    const auto text = std::string(util::trim(written));
+    const auto id = oci::Digest::parse(text.starts_with("sha256:") ? text : "sha256:" + text);
+    if (!id) return fail("{}: buildah's --iidfile holds \"{}\", not an image ID", context, util::printable(text));
+    built.emplace(stage, id->hex());
   }
-  return {};
+  return built;
 }
 
-Result<BuiltVariant> build_one(DockerfileBuild& build, PreparedVariant& prepared) {
+Result<BuiltVariant> build_one(DockerfileBuild& build, PreparedVariant& prepared, const SharedStageImages& shared) {
   std::optional<util::TempDir> scratch;
   HWIMG_TRY_ASSIGN(const auto directory, scratch_directory(scratch));
   build.settings.output->progress(fmt::format("building {}...", prepared.plan.id()));
-  const DockerfileVariantInputs inputs{*prepared.base, prepared.images, directory};
+  const DockerfileVariantInputs inputs{*prepared.base, prepared.images, shared, directory};
   HWIMG_TRY_ASSIGN(auto built, build_dockerfile_variant(prepared.plan, inputs, build.bases, build.buildah, build.settings,
                                                         build.layout, build.memo, build.checks));
   HWIMG_TRY_ASSIGN(const auto layout, build.layout());
@@ -145,8 +179,12 @@ Result<std::vector<BuiltVariant>> build_prepared(DockerfileBuild& build, std::ve
     }
   }
   if (!to_build.empty()) HWIMG_TRY(pull_stage_images(build, to_build));
-  if (to_build.size() > 1) HWIMG_TRY(build_shared_stages(build, to_build));
-  auto built = run_each<BuiltVariant>(to_build, build.jobs, [&](PreparedVariant* variant) { return build_one(build, *variant); });
+  SharedStageImages shared;
+  if (to_build.size() > 1) {
+    HWIMG_TRY_ASSIGN(shared, build_shared_stages(build, to_build));
+  }
+  auto built = run_each<BuiltVariant>(to_build, build.jobs,
+                                      [&](PreparedVariant* variant) { return build_one(build, *variant, shared); });
 
   std::vector<BuiltVariant> variants_built;
   std::size_t next = 0;

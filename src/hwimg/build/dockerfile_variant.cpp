@@ -202,17 +202,31 @@ std::optional<std::string> pinned_reference(const std::shared_ptr<const BaseImag
   return fmt::format("{}@{}", image->source->registry.name(), image->manifest_descriptor.digest.str());
 }
 
-std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images) {
+std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images, const SharedStageImages& shared) {
   const auto& dockerfile = *plan.dockerfile;
+  const auto& stages = dockerfile.parsed->stages;
   auto lines = util::split(dockerfile.parsed->text, '\n');
-  for (std::size_t i = 0; i < dockerfile.stages.size() && i < images.size(); ++i) {
-    const auto pinned = pinned_reference(images[i]);
-    if (!pinned) continue;
-    const auto& stage = dockerfile.parsed->stages[i];
+  // Replaces the image a stage's FROM names, where the FROM line holds it as parsed.
+  const auto replace_from = [&](std::size_t i, const std::string& image) {
+    const auto& stage = stages[i];
     const auto line = static_cast<std::size_t>(stage.line - 1);
     const auto column = static_cast<std::size_t>(stage.from_column - 1);
-    if (line >= lines.size() || lines[line].compare(column, stage.from.size(), stage.from) != 0) continue;
-    lines[line].replace(column, stage.from.size(), *pinned);
+    if (line >= lines.size() || lines[line].compare(column, stage.from.size(), stage.from) != 0) return false;
+    lines[line].replace(column, stage.from.size(), image);
+    return true;
+  };
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (const auto built = shared.find(i); built != shared.end()) {
+      if (!replace_from(i, built->second)) continue;
+      // From the stage's second instruction (past any continuation of its FROM) to the next FROM.
+      const auto& instructions = stages[i].instructions;
+      if (instructions.size() < 2) continue;
+      const auto first = static_cast<std::size_t>(instructions[1].line - 1);
+      const auto end = i + 1 < stages.size() ? static_cast<std::size_t>(stages[i + 1].line - 1) : lines.size();
+      for (auto line = first; line < end && line < lines.size(); ++line) lines[line].clear();
+    } else if (i < images.size()) {
+      if (const auto pinned = pinned_reference(images[i])) replace_from(i, *pinned);
+    }
   }
   return util::join(lines, "\n");
 }
@@ -243,7 +257,7 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
     HWIMG_TRY_ASSIGN(base_files, with_context(bases.layer_files(base), plan.base_location.str()));
   }
   const auto pinned_file = inputs.scratch / "Dockerfile";
-  HWIMG_TRY(util::write_file_atomic(pinned_file, pinned_dockerfile(plan, inputs.images)));
+  HWIMG_TRY(util::write_file_atomic(pinned_file, pinned_dockerfile(plan, inputs.images, inputs.shared)));
   const auto& dockerfile = *plan.dockerfile;
   const auto image_id_file = inputs.scratch / "image-id";
   const BuildahBuild build{"variant " + variant.id, pinned_file, dockerfile.context, dockerfile.target,

@@ -6,6 +6,7 @@
 // the config labelled and the manifest annotated as for a recipe.
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,9 +24,17 @@ using StageImages = std::vector<std::shared_ptr<const BaseImage>>;
 // `image` as a pinned FROM names it (NAME@DIGEST); none for scratch and images from a local layout.
 [[nodiscard]] std::optional<std::string> pinned_reference(const std::shared_ptr<const BaseImage>& image);
 
+// The image buildah already built for a stage every variant shares, by stage index: its ID in
+// buildah's storage (64 hex digits).
+using SharedStageImages = std::map<std::size_t, std::string>;
+
 // The Dockerfile with every FROM of a registry image pinned to the digest in `images`, so buildah
-// builds on exactly what the build resolved, checked and keyed; everything else as written.
-[[nodiscard]] std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images);
+// builds on exactly what the build resolved, checked and keyed. A stage in `shared` becomes a FROM
+// of the image built for it, its instructions blank lines: buildah then neither hashes its COPY
+// sources nor looks up each of its steps in the cache again for every variant, and builds the same
+// image on it. Everything else as written, on the same lines.
+[[nodiscard]] std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images,
+                                            const SharedStageImages& shared);
 
 // Runs `build` and, when buildah fails, says which variant (or stage), which Dockerfile line and
 // what its output ended with.
@@ -34,6 +43,7 @@ using StageImages = std::vector<std::shared_ptr<const BaseImage>>;
 struct DockerfileVariantInputs {
   const BaseImage& base;      // the final stage's, as resolved
   const StageImages& images;  // every stage's
+  const SharedStageImages& shared;
   std::filesystem::path scratch;  // this variant's own scratch directory
 };
 
