@@ -149,6 +149,21 @@ TEST_CASE("a stage already built for every variant becomes a FROM of its image, 
   CHECK(lines[10] == "COPY --from=build /app /app");
 }
 
+TEST_CASE("a shared stage with an ONBUILD of its own is left as written") {
+  auto p = project();
+  REQUIRE(util::write_file_atomic(p.directory.path() / "Dockerfile",
+                                  "FROM registry.example.org/debian/builder:bookworm AS deps\n"
+                                  "ONBUILD RUN echo child\n"
+                                  "FROM deps AS build\n"
+                                  "RUN true\n"));
+  auto dockerfile = build::load_recipe_dockerfile(p.recipe);
+  REQUIRE_MESSAGE(dockerfile.has_value(), dockerfile.error().message);
+  p.dockerfile = std::move(*dockerfile);
+  const auto variants = cpu_variants();
+  const auto pinned = build::pinned_dockerfile(plan(p, variants[0]), {}, {{0, std::string(64, 'a')}});
+  CHECK(pinned.starts_with("FROM registry.example.org/debian/builder:bookworm AS deps\nONBUILD RUN echo child\n"));
+}
+
 TEST_CASE("the failed instruction is found from buildah's last STEP line") {
   const auto p = project();
   const auto& dockerfile = *p.dockerfile;

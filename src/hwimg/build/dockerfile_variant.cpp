@@ -1,5 +1,6 @@
 #include "hwimg/build/dockerfile_variant.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "hwimg/build/cpu_code_check.hpp"
@@ -216,7 +217,12 @@ std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images
     return true;
   };
   for (std::size_t i = 0; i < stages.size(); ++i) {
-    if (const auto built = shared.find(i); built != shared.end()) {
+    // With BUILDAH_FORMAT=docker a stage's own ONBUILD lands in its image and would fire at the
+    // FROM of it, in the stage itself rather than in the stages built on it.
+    const auto has_onbuild = std::ranges::any_of(stages[i].instructions, [](const recipe::Instruction& instruction) {
+      return instruction.keyword == "ONBUILD";
+    });
+    if (const auto built = shared.find(i); built != shared.end() && !has_onbuild) {
       if (!replace_from(i, built->second)) continue;
       // From the stage's second instruction (past any continuation of its FROM) to the next FROM.
       const auto& instructions = stages[i].instructions;

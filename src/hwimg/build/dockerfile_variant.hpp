@@ -32,7 +32,8 @@ using SharedStageImages = std::map<std::size_t, std::string>;
 // builds on exactly what the build resolved, checked and keyed. A stage in `shared` becomes a FROM
 // of the image built for it, its instructions blank lines: buildah then neither hashes its COPY
 // sources nor looks up each of its steps in the cache again for every variant, and builds the same
-// image on it. Everything else as written, on the same lines.
+// image on it. A stage with an ONBUILD of its own is left as written. Everything else as written,
+// on the same lines.
 [[nodiscard]] std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images,
                                             const SharedStageImages& shared);
 
