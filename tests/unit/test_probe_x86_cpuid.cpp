@@ -151,6 +151,22 @@ TEST_CASE("AMX needs XCR0 bits 17-18 and AVX needs bits 1-2") {
   CHECK_FALSE(has(cpu, "avx"));
 }
 
+TEST_CASE("vendor and brand bytes that are not printable ASCII are written \\xNN, and the facts stay JSON") {
+  auto snapshot = parse_cpuid_dump(read(k_dir + "zen4-epyc9654.txt"), "zen4");
+  REQUIRE(snapshot.has_value());
+  // "\xff\xd0\n" and a UTF-8 lead byte where the brand starts; a newline in the vendor.
+  snapshot->leaves[{0x80000002U, 0}].eax = 0xc30ad0ffU;
+  snapshot->leaves[{0, 0}].ebx = 0x0a747541U;  // "Aut\n"
+  const auto cpu = decode_x86(*snapshot);
+  CHECK(cpu.model_name.starts_with("\\xff\\xd0\\x0a\\xc3"));
+  CHECK(cpu.vendor.starts_with("Aut\\x0a"));
+  HostFacts facts;
+  facts.cpu = cpu;
+  const auto again = parse_host_facts(to_json(facts), "facts.json");
+  REQUIRE_MESSAGE(again.has_value(), again.error().message);
+  CHECK(again->cpu.model_name == cpu.model_name);
+}
+
 TEST_CASE("FSGSBASE counts only where the kernel enabled it (AT_HWCAP2 bit 1)") {
   auto snapshot = parse_cpuid_dump(read(k_dir + "zen4-epyc9654.txt"), "zen4");
   REQUIRE(snapshot.has_value());
@@ -192,12 +208,37 @@ TEST_CASE("the CPUID dump format round-trips and names the bad line") {
   CHECK(format_cpuid_dump(with_hwcap2).ends_with("\nhwcap2 2\n"));
   CHECK(parse_cpuid_dump(format_cpuid_dump(with_hwcap2), "again")->hwcap2 == 0x2U);
 
-  const auto bad = parse_cpuid_dump("# ok\n00000001.0 1 2 3\n", "dump.txt");
-  REQUIRE_FALSE(bad.has_value());
-  CHECK(bad.error().message ==
-        "failed to read CPUID dump dump.txt:2: expected \"LEAF.SUBLEAF EAX EBX ECX EDX\", \"xcr0 HEX\" or "
-        "\"hwcap2 HEX\"");
-  CHECK_FALSE(parse_cpuid_dump("hwcap2 zz\n", "dump.txt").has_value());
+  // Tabs and CRLF line ends as spaces.
+  const auto tabbed = parse_cpuid_dump("00000001.0\t1 2\t3 4\r\nxcr0 e7\r\n", "dump.txt");
+  REQUIRE_MESSAGE(tabbed.has_value(), tabbed.error().message);
+  CHECK(tabbed->get(1) == CpuidRegisters{1, 2, 3, 4});
+  CHECK(tabbed->xcr0 == 0xe7U);
+}
+
+TEST_CASE("a malformed CPUID dump is refused at its line and column, saying what was expected") {
+  const auto error = [](std::string_view text) {
+    const auto parsed = parse_cpuid_dump(text, "dump.txt");
+    REQUIRE_FALSE(parsed.has_value());
+    return parsed.error().message;
+  };
+  CHECK(error("# ok\n00000001.0 1 2 3\n") ==
+        "failed to read CPUID dump dump.txt:2:17: expected EDX as 32-bit hex, found the end of the line");
+  CHECK(error("00000001.0 1 2 3 4 5\n") ==
+        "failed to read CPUID dump dump.txt:1:20: expected the end of the line, found \"5\"");
+  CHECK(error("00000001.0 1 100000000 3 4\n") ==
+        "failed to read CPUID dump dump.txt:1:14: expected EBX as 32-bit hex, found \"100000000\"");
+  CHECK(error("  leaf7 1 2 3 4\n") ==
+        "failed to read CPUID dump dump.txt:1:3: expected LEAF.SUBLEAF in hex (\"00000007.0\"), \"xcr0\" or "
+        "\"hwcap2\", found \"leaf7\"");
+  CHECK(error("00000007. 1 2 3 4\n").starts_with("failed to read CPUID dump dump.txt:1:1: expected LEAF.SUBLEAF"));
+  CHECK(error("hwcap2 zz\n") == "failed to read CPUID dump dump.txt:1:8: expected a 64-bit hex number, found \"zz\"");
+  CHECK(error("xcr0\n") == "failed to read CPUID dump dump.txt:1:5: expected a 64-bit hex number, found the end of the line");
+  CHECK(error("xcr0 7 # x87, SSE, AVX\n") ==
+        "failed to read CPUID dump dump.txt:1:8: expected the end of the line, found \"#\"");
+  CHECK(error("00000007.0 1 2 3 4\n7.0 0 0 0 0\n") ==
+        "failed to read CPUID dump dump.txt:2:1: leaf 00000007.0 again (line 1 set it)");
+  CHECK(error("xcr0 7\n\nxcr0 e7\n") == "failed to read CPUID dump dump.txt:3:1: xcr0 again (line 1 set it)");
+  CHECK(error("00000001.0 \x1b[2J 2 3 4\n").find("found \"\\x1b[2J\"") != std::string::npos);
 }
 
 #if defined(__x86_64__)

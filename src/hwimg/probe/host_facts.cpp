@@ -226,7 +226,7 @@ void derive_cpu_facts(CpuFacts& cpu) {
 }
 
 std::string to_json(const NvidiaFacts& nvidia) {
-  return nvidia_json(nvidia).dump(2) + "\n";
+  return nvidia_json(nvidia).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string to_json(const HostFacts& facts) {
@@ -250,7 +250,8 @@ std::string to_json(const HostFacts& facts) {
             {"os", facts.os},
             {"cpu", std::move(cpu_json)},
             {"nvidia", facts.nvidia ? nvidia_json(*facts.nvidia) : json(nullptr)}};
-  return root.dump(2) + "\n";
+  // Names come from the CPU and the driver; bytes that are not UTF-8 must not fail the probe.
+  return root.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Result<HostFacts> parse_host_facts(std::string_view text, std::string_view file_name) {

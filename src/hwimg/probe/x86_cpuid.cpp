@@ -146,6 +146,22 @@ void append_register(std::string& out, std::uint32_t value) {
   }
 }
 
+// CPUID's vendor and brand strings are ASCII (Intel SDM vol. 2A, CPUID leaves 0 and 80000002H-
+// 80000004H), but a hypervisor or a recorded dump may put any bytes there: anything else is
+// written \xNN, so it can neither break the facts' JSON nor add a line to NFD's feature file.
+std::string ascii_text(std::string_view bytes) {
+  std::string out;
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      out += fmt::format("\\x{:02x}", byte);
+    }
+  }
+  return out;
+}
+
 // A leaf is valid only up to the highest one its range reports (0:EAX, 0x80000000:EAX).
 bool leaf_valid(const CpuidSnapshot& s, std::uint32_t leaf, std::uint32_t subleaf) {
   if (leaf >= k_ext) {
@@ -213,50 +229,80 @@ std::string format_cpuid_dump(const CpuidSnapshot& snapshot) {
   return out;
 }
 
+namespace {
+
+// A word of a dump line and its 1-based column; the column past the line's end, with no text,
+// where a word is missing.
+struct DumpWord {
+  std::string_view text;
+  std::size_t column = 0;
+};
+
+std::vector<DumpWord> dump_words(std::string_view line) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  std::vector<DumpWord> words;
+  for (std::size_t i = 0; i < line.size();) {
+    if (blank(line[i])) {
+      ++i;
+      continue;
+    }
+    const auto start = i;
+    while (i < line.size() && !blank(line[i])) ++i;
+    words.push_back({line.substr(start, i - start), start + 1});
+  }
+  return words;
+}
+
+}  // namespace
+
 Result<CpuidSnapshot> parse_cpuid_dump(std::string_view text, std::string_view file_name) {
   CpuidSnapshot snapshot;
+  std::map<std::string, std::size_t> seen;  // what each line set, for a second line that sets it again
   std::size_t line_number = 0;
-  for (const auto& raw : util::split(text, '\n')) {
+  for (const auto& line : util::split(text, '\n')) {
     ++line_number;
-    const auto line = util::trim(raw);
-    if (line.empty() || line.starts_with('#')) {
-      continue;
-    }
-    std::vector<std::string> fields;
-    for (auto& field : util::split(line, ' ')) {
-      if (!field.empty()) {
-        fields.push_back(std::move(field));
-      }
-    }
-    const auto bad = [&] {
-      return fail("failed to read CPUID dump {}:{}: expected \"LEAF.SUBLEAF EAX EBX ECX EDX\", \"xcr0 HEX\" or "
-                  "\"hwcap2 HEX\"",
-                  file_name, line_number);
+    const auto words = dump_words(line);
+    if (words.empty() || words[0].text.starts_with('#')) continue;
+    const auto word = [&](std::size_t i) { return i < words.size() ? words[i] : DumpWord{{}, line.size() + 1}; };
+    const auto bad = [&](std::size_t i, std::string_view expected) {
+      const auto at = word(i);
+      return fail("failed to read CPUID dump {}:{}:{}: expected {}, found {}", file_name, line_number, at.column, expected,
+                  at.text.empty() ? std::string("the end of the line") : "\"" + util::printable(at.text) + "\"");
     };
-    if (fields.size() == 2 && fields[0] == "xcr0") {
-      if (!parse_hex(fields[1], snapshot.xcr0)) {
-        return bad();
+    const auto set_once = [&](std::string what) -> Result<void> {
+      const auto [earlier, added] = seen.emplace(what, line_number);
+      if (added) return {};
+      return fail("failed to read CPUID dump {}:{}:{}: {} again (line {} set it)", file_name, line_number, words[0].column,
+                  what, earlier->second);
+    };
+    const auto keyword = words[0].text;
+    if (keyword == "xcr0" || keyword == "hwcap2") {
+      std::uint64_t value = 0;
+      if (!parse_hex(word(1).text, value)) return bad(1, "a 64-bit hex number");
+      if (words.size() > 2) return bad(2, "the end of the line");
+      HWIMG_TRY(set_once(std::string(keyword)));
+      if (keyword == "xcr0") {
+        snapshot.xcr0 = value;
+      } else {
+        snapshot.hwcap2 = value;
       }
       continue;
     }
-    if (fields.size() == 2 && fields[0] == "hwcap2") {
-      std::uint64_t hwcap2 = 0;
-      if (!parse_hex(fields[1], hwcap2)) {
-        return bad();
-      }
-      snapshot.hwcap2 = hwcap2;
-      continue;
-    }
-    const auto dot = fields.empty() ? std::string::npos : fields[0].find('.');
+    const auto dot = keyword.find('.');
     std::uint32_t leaf = 0;
     std::uint32_t subleaf = 0;
-    CpuidRegisters r;
-    if (fields.size() != 5 || dot == std::string::npos ||
-        !parse_hex(std::string_view(fields[0]).substr(0, dot), leaf) ||
-        !parse_hex(std::string_view(fields[0]).substr(dot + 1), subleaf) || !parse_hex(fields[1], r.eax) ||
-        !parse_hex(fields[2], r.ebx) || !parse_hex(fields[3], r.ecx) || !parse_hex(fields[4], r.edx)) {
-      return bad();
+    if (dot == std::string_view::npos || !parse_hex(keyword.substr(0, dot), leaf) ||
+        !parse_hex(keyword.substr(dot + 1), subleaf)) {
+      return bad(0, "LEAF.SUBLEAF in hex (\"00000007.0\"), \"xcr0\" or \"hwcap2\"");
     }
+    CpuidRegisters r;
+    constexpr std::array<std::string_view, 4> names{"EAX", "EBX", "ECX", "EDX"};
+    const std::array<std::uint32_t*, 4> registers{&r.eax, &r.ebx, &r.ecx, &r.edx};
+    for (std::size_t i = 0; i < registers.size(); ++i) {
+      if (!parse_hex(word(i + 1).text, *registers[i])) return bad(i + 1, fmt::format("{} as 32-bit hex", names[i]));
+    }
+    if (words.size() > 5) return bad(5, "the end of the line");
+    HWIMG_TRY(set_once(fmt::format("leaf {:08x}.{:x}", leaf, subleaf)));
     snapshot.leaves[{leaf, subleaf}] = r;
   }
   return snapshot;
@@ -271,7 +317,7 @@ CpuFacts decode_x86(const CpuidSnapshot& s) {
   append_register(vendor, leaf0.ebx);
   append_register(vendor, leaf0.edx);
   append_register(vendor, leaf0.ecx);
-  cpu.vendor = hw::x86_vendor_name(vendor);
+  cpu.vendor = ascii_text(hw::x86_vendor_name(vendor));
 
   const auto signature = s.get(1).eax;
   const auto base_family = (signature >> 8) & 0xF;
@@ -290,7 +336,7 @@ CpuFacts decode_x86(const CpuidSnapshot& s) {
       }
     }
     brand.resize(std::min(brand.find('\0'), brand.size()));
-    cpu.model_name = std::string(util::trim(brand));
+    cpu.model_name = ascii_text(util::trim(brand));
   }
 
   const bool osxsave = ((s.get(1).ecx >> 27) & 1U) != 0;
