@@ -205,7 +205,7 @@ e=$TEST_TMP/errors
 mkdir -p "$e/ctx" "$e/fails"
 printf 'axes:\n  gpu: [none]\n  cpu: [x86-64-v3]\n' >"$e/one.yaml"
 echo hello >"$e/ctx/hello.txt"
-printf 'ARG BASE\nFROM ${BASE}\nCOPY hello.txt /hello.txt\n' >"$e/ctx/Dockerfile"
+printf 'ARG BASE\nFROM ${BASE}\nCOPY hello.txt /hello.txt\nHEALTHCHECK --interval=5m CMD ["/bin/true"]\n' >"$e/ctx/Dockerfile"
 printf 'ARG BASE\nFROM ${BASE}\nARG MARCH\nRUN echo "about to fail with $MARCH" && exit 3\n' >"$e/fails/Dockerfile"
 small=(--matrix "$e/one.yaml" --tag 1 --cache "$e/cache" "${tls[@]}")
 
@@ -232,6 +232,14 @@ assert_contains "$(sed -n '/^hwimg: error:/,$p' <<<"$OUT")" "about to fail with 
   "failing RUN: the last lines of its output, after the error"
 [ ! -e "$e/run" ] || fail "failing RUN: $e/run was written"
 
+echo "SHELL holds for the RUNs after it, as in docker build: under bash -o pipefail a failing pipe fails the build"
+mkdir -p "$e/shell"
+printf 'ARG BASE\nFROM ${BASE}\nSHELL ["/bin/bash", "-o", "pipefail", "-c"]\nRUN echo "shell: $0" && false | true\n' \
+  >"$e/shell/Dockerfile"
+hw_fails build --dockerfile "$e/shell/Dockerfile" --build-arg "BASE=$reg/debian/runtime:bookworm" "${small[@]}" -o "$e/shell-out"
+assert_contains "$(grep '^hwimg: error:' <<<"$OUT")" "Dockerfile:4" "SHELL: the failing pipe's RUN line"
+assert_contains "$OUT" "shell: /bin/bash" "SHELL: the RUN ran under bash"
+
 echo "an argument the Dockerfile does not declare: a warning, the build goes on"
 hw_ok build --dockerfile "$e/ctx/Dockerfile" --build-arg "BASE=$reg/debian/runtime:bookworm" \
   --build-arg NOT_DECLARED=1 "${small[@]}" -o "$e/undeclared"
@@ -239,6 +247,10 @@ warning=$(grep '^hwimg: warning:.*NOT_DECLARED' <<<"$OUT" || true)
 [ -n "$warning" ] || fail "no warning naming NOT_DECLARED: $OUT"
 assert_contains "$warning" "not declared" "the warning says the argument is not declared"
 check_layout "$e/undeclared" 1
+# HEALTHCHECK is in the OCI config as Docker writes it there (docker-image-spec's DockerOCIImageConfigExt).
+config=$(layout_blob "$e/undeclared" "$(jq -r .config.digest <<<"$(layout_manifest "$e/undeclared" 1-cpu-x86-64-v3)")")
+assert_eq '{"Interval":300000000000,"Test":["CMD","/bin/true"]}' "$(jq -cS .config.Healthcheck "$config")" \
+  "the Dockerfile's HEALTHCHECK in the variant's config"
 
 echo "a FROM image that does not exist"
 hw_fails build --dockerfile "$e/ctx/Dockerfile" --build-arg "BASE=$reg/debian/runtime:no-such-tag" "${small[@]}" -o "$e/from"

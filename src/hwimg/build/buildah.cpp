@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include "hwimg/build/build_cache.hpp"
+#include "hwimg/util/json_reader.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::build {
+namespace json = util::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -96,6 +98,9 @@ Result<util::ProcessResult> Buildah::build(const BuildahBuild& build) const {
   spec.argv = {m_options.program.string(), "build",
                // As root in a container or VM no user namespace is needed; chroot works where runc's does not.
                "--isolation", "chroot", "--layers", "--timestamp", std::to_string(m_options.source_date_epoch),
+               // In buildah's default OCI format SHELL is ignored, so RUN steps would run under /bin/sh
+               // where the Dockerfile asked for bash -o pipefail, unlike docker build (docs/recipe.md).
+               "--format", "docker",
                "--file", build.dockerfile.string()};
   add_registry_options(spec.argv);
   if (build.target) spec.argv.insert(spec.argv.end(), {"--target", *build.target});
@@ -122,6 +127,38 @@ Result<void> Buildah::push(std::string_view image_id, const fs::path& directory)
   spec.argv = {m_options.program.string(), "push", "--disable-compression", "--quiet", std::string(image_id),
                fmt::format("oci:{}:{}", directory.string(), buildah_image_name)};
   return run_subcommand(spec, fmt::format("copy image {} out of buildah's storage", image_id));
+}
+
+Result<std::string> Buildah::docker_config_extension(std::string_view image_id) const {
+  util::ProcessSpec spec;
+  spec.argv = {m_options.program.string(), "inspect", "--type", "image", std::string(image_id)};
+  const auto context = fmt::format("failed to read the config of image {} in buildah's storage", image_id);
+  HWIMG_TRY_ASSIGN(const auto result, with_context(util::run_process(spec), "failed to run " + m_options.program.string()));
+  if (result.exit_status != 0) {
+    return fail("{} (buildah inspect exited with status {}): {}", context, result.exit_status,
+                util::tail_lines(result.output, 5));
+  }
+  // The output holds buildah's warnings too (stderr and stdout are one stream): the object is from
+  // the first line that opens one to the last that closes one.
+  const auto& output = result.output;
+  const auto open = output.starts_with('{') ? 0 : output.find("\n{");
+  const auto close = output.rfind("\n}");
+  const auto inspected = open == std::string::npos || close == std::string::npos || close < open
+                             ? std::nullopt
+                             : json::parse_object(std::string_view(output).substr(open, close + 2 - open));
+  if (!inspected) return fail("{}: buildah inspect printed no JSON object", context);
+  HWIMG_TRY_ASSIGN(const auto* docker, with_context(json::member(*inspected, "Docker", json::Kind::object), context));
+  json::Json extension = json::Json::object();
+  if (docker == nullptr) return extension.dump();
+  HWIMG_TRY_ASSIGN(const auto* config, with_context(json::member(*docker, "config", json::Kind::object), context));
+  if (config == nullptr) return extension.dump();
+  HWIMG_TRY_ASSIGN(const auto* healthcheck, with_context(json::member(*config, "Healthcheck", json::Kind::object), context));
+  if (healthcheck != nullptr) extension["Healthcheck"] = *healthcheck;
+  for (const auto* key : {"OnBuild", "Shell"}) {
+    HWIMG_TRY_ASSIGN(const auto values, with_context(json::strings_member(*config, key), context));
+    if (values && !values->empty()) extension[key] = *values;
+  }
+  return extension.dump();
 }
 
 Result<void> Buildah::run_subcommand(const util::ProcessSpec& spec, const std::string& what) const {

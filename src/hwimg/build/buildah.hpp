@@ -53,6 +53,9 @@ public:
   // only looks whether the file is there, so an empty one named after a base layer's diff_id spares
   // exporting a layer hwimg takes from the base instead (dockerfile_variant.cpp).
   [[nodiscard]] Result<void> push(std::string_view image_id, const std::filesystem::path& directory) const;
+  // The settings of image `image_id` that only Docker's config holds (Healthcheck, OnBuild, Shell:
+  // docs/recipe.md#bring-your-dockerfile), as a JSON object of those set; `push` drops them.
+  [[nodiscard]] Result<std::string> docker_config_extension(std::string_view image_id) const;
 
 private:
   // --authfile, --cert-dir and --tls-verify, as hwimg's own registry options say.

@@ -167,6 +167,20 @@ Result<json::Json> portable_config(json::Json config, const std::map<std::size_t
   return config;
 }
 
+// The config with Docker's own settings that `buildah push` left out of the OCI config (HEALTHCHECK,
+// ONBUILD, SHELL), where Docker writes them in an OCI config too (moby/docker-image-spec,
+// DockerOCIImageConfigExt); `extension` is Buildah::docker_config_extension's object.
+Result<json::Json> with_docker_extension(json::Json config, const std::string& extension) {
+  const auto fields = json::parse_object(extension);
+  if (!fields) return fail("buildah's Docker settings are not a JSON object");
+  if (fields->empty()) return config;
+  HWIMG_TRY_ASSIGN(const auto* container, json::member(config, "config", json::Kind::object));
+  json::Json settings = container != nullptr ? *container : json::Json::object();
+  for (const auto& [name, value] : fields->items()) settings[name] = value;
+  config["config"] = settings;
+  return config;
+}
+
 // The bundled driver's layer on top of what buildah built: its diff_id and history entry, and the
 // environment that makes the image use it (apply_driver_config's, on the config as JSON).
 Result<json::Json> with_driver(json::Json config, const DriverPlan& driver, const oci::WrittenLayer& layer,
@@ -217,8 +231,8 @@ std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images
     return true;
   };
   for (std::size_t i = 0; i < stages.size(); ++i) {
-    // With BUILDAH_FORMAT=docker a stage's own ONBUILD lands in its image and would fire at the
-    // FROM of it, in the stage itself rather than in the stages built on it.
+    // A stage's own ONBUILD lands in its image (buildah build --format docker) and would fire at
+    // the FROM of it, in the stage itself rather than in the stages built on it.
     const auto has_onbuild = std::ranges::any_of(stages[i].instructions, [](const recipe::Instruction& instruction) {
       return instruction.keyword == "ONBUILD";
     });
@@ -331,6 +345,8 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
     if (stored.diff_id != diff_id) changed_diff_ids.emplace(i, stored.diff_id);
   }
   HWIMG_TRY_ASSIGN(auto config_json, with_context(portable_config(built.config_json, changed_diff_ids), context));
+  HWIMG_TRY_ASSIGN(const auto extension, with_context(buildah.docker_config_extension(util::trim(image_id)), context));
+  HWIMG_TRY_ASSIGN(config_json, with_context(with_docker_extension(std::move(config_json), extension), context));
   if (const auto& driver = plan.driver) {
     const oci::LayerOptions layer_options{settings.compression, settings.source_date_epoch};
     HWIMG_TRY_ASSIGN(const auto written,
