@@ -82,8 +82,8 @@ Result<void> prepare_bases(DockerfileBuild& build, const std::vector<PreparedVar
 
 // Every registry image the variants start from, pulled into buildah's storage once, up to -j at a
 // time, before any build: variants built side by side would each pull the image they all need, and
-// one build pulls its stages' images one after the other. Meanwhile hwimg prepares the bases: the
-// pulls are buildah's decompressing and writing, which leaves a processor to spare.
+// one build pulls its stages' images one after the other. Meanwhile hwimg prepares the bases,
+// which the first variants would otherwise do after their builds, while the others wait on them.
 Result<void> pull_stage_images(DockerfileBuild& build, const std::vector<PreparedVariant*>& to_build) {
   std::vector<std::string> references;
   for (const auto* prepared : to_build) {
