@@ -11,6 +11,17 @@
 namespace hwimg::build {
 namespace fs = std::filesystem;
 
+namespace {
+
+// The target the plan's variant is held against; nullptr where its CPU code is not checked.
+const hw::CpuTarget* checked_target(const VariantPlan& plan) {
+  if (plan.verify_cpu == recipe::CpuVerify::off) return nullptr;
+  const auto& variant = *plan.variant;
+  return hw::find_cpu_target(variant.cpu_target.empty() ? variant.cpu_level : variant.cpu_target);
+}
+
+}  // namespace
+
 CpuCodeCheck::CpuCodeCheck(fs::path cache_root) : m_cache(std::move(cache_root)), m_pool(util::default_parallelism()) {}
 
 Result<SharedNeeds> CpuCodeCheck::needs_once(const std::string& key,
@@ -53,11 +64,7 @@ Result<SharedNeeds> CpuCodeCheck::base_layer_needs(const VariantPlan& plan, cons
 
 Result<void> CpuCodeCheck::scan_base(const VariantPlan& plan, const BaseImage& base, std::span<const fs::path> base_files,
                                      util::Output& output) {
-  const auto& variant = *plan.variant;
-  if (hw::find_cpu_target(variant.cpu_target.empty() ? variant.cpu_level : variant.cpu_target) == nullptr ||
-      plan.verify_cpu == recipe::CpuVerify::off) {
-    return {};
-  }
+  if (checked_target(plan) == nullptr) return {};
   for (std::size_t i = 0; i < base_files.size() && i < base.layers.size(); ++i) {
     HWIMG_TRY(with_context(base_layer_needs(plan, base.layers[i].digest, base_files[i], output),
                            fmt::format("failed to scan base image {} for the CPU check", plan.base_text)));
@@ -68,8 +75,8 @@ Result<void> CpuCodeCheck::scan_base(const VariantPlan& plan, const BaseImage& b
 Result<void> CpuCodeCheck::check(const VariantPlan& plan, const BaseImage& base, std::span<const fs::path> base_files,
                                  util::Output& output) {
   const auto& variant = *plan.variant;
-  const auto* target = hw::find_cpu_target(variant.cpu_target.empty() ? variant.cpu_level : variant.cpu_target);
-  if (target == nullptr || plan.verify_cpu == recipe::CpuVerify::off) return {};
+  const auto* target = checked_target(plan);
+  if (target == nullptr) return {};
   const auto label = verify::label_for(*target, variant.platform.architecture);
   const auto context = fmt::format("failed to check the CPU code of variant {}", variant.id);
   verify::Findings refused;

@@ -230,13 +230,14 @@ std::string pinned_dockerfile(const VariantPlan& plan, const StageImages& images
     lines[line].replace(column, stage.from.size(), image);
     return true;
   };
+  // A stage's own ONBUILD lands in its image (buildah build --format docker) and would fire at the
+  // FROM of it, in the stage itself rather than in the stages built on it.
+  const auto has_onbuild = [&](std::size_t i) {
+    return std::ranges::any_of(stages[i].instructions,
+                               [](const recipe::Instruction& instruction) { return instruction.keyword == "ONBUILD"; });
+  };
   for (std::size_t i = 0; i < stages.size(); ++i) {
-    // A stage's own ONBUILD lands in its image (buildah build --format docker) and would fire at
-    // the FROM of it, in the stage itself rather than in the stages built on it.
-    const auto has_onbuild = std::ranges::any_of(stages[i].instructions, [](const recipe::Instruction& instruction) {
-      return instruction.keyword == "ONBUILD";
-    });
-    if (const auto built = shared.find(i); built != shared.end() && !has_onbuild) {
+    if (const auto built = shared.find(i); built != shared.end() && !has_onbuild(i)) {
       if (!replace_from(i, built->second)) continue;
       // From the stage's second instruction (past any continuation of its FROM) to the next FROM.
       const auto& instructions = stages[i].instructions;
