@@ -183,6 +183,44 @@ TEST_CASE("the failed instruction is found from buildah's last STEP line") {
   CHECK(build::failed_instruction("[9/9] STEP 1/1: FROM x\n", dockerfile) == nullptr);
 }
 
+TEST_CASE("Docker's own config settings are read from buildah inspect, amid its warnings, with types checked") {
+  auto directory = util::TempDir::create(fs::temp_directory_path(), "hwimg-test-buildah-");
+  REQUIRE(directory);
+  // A stand-in buildah that prints, for `inspect`, whatever the test put in inspect.out.
+  const auto program = directory->path() / "buildah";
+  REQUIRE(util::write_file_atomic(program, "#!/bin/sh\ncat \"$(dirname \"$0\")/inspect.out\"\n"));
+  fs::permissions(program, fs::perms::owner_all);
+  build::BuildahOptions options;
+  options.program = program;
+  auto buildah = build::Buildah::create(options);
+  REQUIRE(buildah.has_value());
+  const auto inspect = [&](std::string_view output) {
+    REQUIRE(util::write_file_atomic(directory->path() / "inspect.out", output));
+    return buildah->docker_config_extension("0123abcd");
+  };
+
+  const auto read = inspect(
+      "time=\"2026-12-05T16:21:46Z\" level=warning msg=\"HEALTHCHECK is not supported for OCI image format\"\n"
+      "{\n  \"Docker\": {\"config\": {\"Healthcheck\": {\"Test\": [\"CMD\", \"true\"]}, \"OnBuild\": [],\n"
+      "    \"Shell\": [\"/bin/bash\", \"-c\"], \"Env\": [\"A=1\"]}}\n}\n"
+      "time=\"2026-12-05T16:21:47Z\" level=warning msg=\"after\"\n");
+  REQUIRE_MESSAGE(read.has_value(), read.error().message);
+  CHECK(*read == R"({"Healthcheck":{"Test":["CMD","true"]},"Shell":["/bin/bash","-c"]})");  // an empty OnBuild is none
+  const auto none = inspect("{\n  \"Docker\": {\"config\": {\"Env\": []}}\n}\n");
+  REQUIRE(none.has_value());
+  CHECK(*none == "{}");
+
+  const auto no_json = inspect("Error: something else\n");
+  REQUIRE_FALSE(no_json.has_value());
+  CHECK(no_json.error().message ==
+        "failed to read the config of image 0123abcd in buildah's storage: buildah inspect printed no JSON object");
+  const auto wrong_type = inspect("{\n  \"Docker\": {\"config\": {\"Shell\": \"/bin/bash\"}}\n}\n");
+  REQUIRE_FALSE(wrong_type.has_value());
+  CHECK(wrong_type.error().message ==
+        "failed to read the config of image 0123abcd in buildah's storage: Docker.config.Shell: expected an array of "
+        "strings");
+}
+
 TEST_CASE("buildah is found through HWIMG_BUILDAH or PATH, and its absence says how to install it") {
   const auto missing = build::find_buildah({{"PATH", "/nonexistent-a:/nonexistent-b"}});
   REQUIRE_FALSE(missing.has_value());

@@ -147,15 +147,20 @@ Result<std::string> Buildah::docker_config_extension(std::string_view image_id) 
                              ? std::nullopt
                              : json::parse_object(std::string_view(output).substr(open, close + 2 - open));
   if (!inspected) return fail("{}: buildah inspect printed no JSON object", context);
-  HWIMG_TRY_ASSIGN(const auto* docker, with_context(json::member(*inspected, "Docker", json::Kind::object), context));
+  // Where a member has the wrong type, the error names it by its path.
+  const auto at = [&](std::string_view path) { return fmt::format("{}: {}", context, path); };
+  HWIMG_TRY_ASSIGN(const auto* docker, with_context(json::member(*inspected, "Docker", json::Kind::object), at("Docker")));
   json::Json extension = json::Json::object();
   if (docker == nullptr) return extension.dump();
-  HWIMG_TRY_ASSIGN(const auto* config, with_context(json::member(*docker, "config", json::Kind::object), context));
+  HWIMG_TRY_ASSIGN(const auto* config,
+                   with_context(json::member(*docker, "config", json::Kind::object), at("Docker.config")));
   if (config == nullptr) return extension.dump();
-  HWIMG_TRY_ASSIGN(const auto* healthcheck, with_context(json::member(*config, "Healthcheck", json::Kind::object), context));
+  HWIMG_TRY_ASSIGN(const auto* healthcheck, with_context(json::member(*config, "Healthcheck", json::Kind::object),
+                                                         at("Docker.config.Healthcheck")));
   if (healthcheck != nullptr) extension["Healthcheck"] = *healthcheck;
   for (const auto* key : {"OnBuild", "Shell"}) {
-    HWIMG_TRY_ASSIGN(const auto values, with_context(json::strings_member(*config, key), context));
+    HWIMG_TRY_ASSIGN(const auto values,
+                     with_context(json::strings_member(*config, key), at(fmt::format("Docker.config.{}", key))));
     if (values && !values->empty()) extension[key] = *values;
   }
   return extension.dump();
