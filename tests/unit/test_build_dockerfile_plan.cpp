@@ -183,37 +183,48 @@ TEST_CASE("the failed instruction is found from buildah's last STEP line") {
   CHECK(build::failed_instruction("[9/9] STEP 1/1: FROM x\n", dockerfile) == nullptr);
 }
 
-TEST_CASE("Docker's own config settings are read from buildah inspect, amid its warnings, with types checked") {
+TEST_CASE("Docker's own config settings are read from buildah inspect's stdout, apart from its warnings, with types checked") {
   auto directory = util::TempDir::create(fs::temp_directory_path(), "hwimg-test-buildah-");
   REQUIRE(directory);
-  // A stand-in buildah that prints, for `inspect`, whatever the test put in inspect.out.
+  // A stand-in buildah that prints, for `inspect`, inspect.out on stdout and inspect.err on stderr,
+  // and exits with the status in inspect.status.
   const auto program = directory->path() / "buildah";
-  REQUIRE(util::write_file_atomic(program, "#!/bin/sh\ncat \"$(dirname \"$0\")/inspect.out\"\n"));
+  REQUIRE(util::write_file_atomic(program, "#!/bin/sh\nd=$(dirname \"$0\")\ncat \"$d/inspect.out\"\n"
+                                           "cat \"$d/inspect.err\" >&2\nexit \"$(cat \"$d/inspect.status\")\"\n"));
   fs::permissions(program, fs::perms::owner_all);
   build::BuildahOptions options;
   options.program = program;
   auto buildah = build::Buildah::create(options);
   REQUIRE(buildah.has_value());
-  const auto inspect = [&](std::string_view output) {
+  const auto inspect = [&](std::string_view output, std::string_view errors = "", std::string_view status = "0") {
     REQUIRE(util::write_file_atomic(directory->path() / "inspect.out", output));
+    REQUIRE(util::write_file_atomic(directory->path() / "inspect.err", errors));
+    REQUIRE(util::write_file_atomic(directory->path() / "inspect.status", status));
     return buildah->docker_config_extension("0123abcd");
   };
 
+  // A warning that looks like JSON on stderr does not get into what is parsed.
   const auto read = inspect(
-      "time=\"2026-12-05T16:21:46Z\" level=warning msg=\"HEALTHCHECK is not supported for OCI image format\"\n"
       "{\n  \"Docker\": {\"config\": {\"Healthcheck\": {\"Test\": [\"CMD\", \"true\"]}, \"OnBuild\": [],\n"
-      "    \"Shell\": [\"/bin/bash\", \"-c\"], \"Env\": [\"A=1\"]}}\n}\n"
-      "time=\"2026-12-05T16:21:47Z\" level=warning msg=\"after\"\n");
+      "    \"Shell\": [\"/bin/bash\", \"-c\"], \"Env\": [\"A=1\"]}}\n}\n",
+      "time=\"2026-12-05T16:21:46Z\" level=warning msg=\"HEALTHCHECK is not supported for OCI image format\"\n"
+      "{\"level\": \"warning\"}\n}\n");
   REQUIRE_MESSAGE(read.has_value(), read.error().message);
   CHECK(*read == R"({"Healthcheck":{"Test":["CMD","true"]},"Shell":["/bin/bash","-c"]})");  // an empty OnBuild is none
   const auto none = inspect("{\n  \"Docker\": {\"config\": {\"Env\": []}}\n}\n");
   REQUIRE(none.has_value());
   CHECK(*none == "{}");
 
-  const auto no_json = inspect("Error: something else\n");
+  const auto no_json = inspect("something else\n", "level=warning msg=\"odd\"\n");
   REQUIRE_FALSE(no_json.has_value());
   CHECK(no_json.error().message ==
-        "failed to read the config of image 0123abcd in buildah's storage: buildah inspect printed no JSON object");
+        "failed to read the config of image 0123abcd in buildah's storage: buildah inspect printed no JSON object; it "
+        "said: level=warning msg=\"odd\"");
+  const auto failed = inspect("", "Error: 0123abcd: image not known\n", "125");
+  REQUIRE_FALSE(failed.has_value());
+  CHECK(failed.error().message ==
+        "failed to read the config of image 0123abcd in buildah's storage (buildah inspect exited with status 125): "
+        "Error: 0123abcd: image not known");
   const auto wrong_type = inspect("{\n  \"Docker\": {\"config\": {\"Shell\": \"/bin/bash\"}}\n}\n");
   REQUIRE_FALSE(wrong_type.has_value());
   CHECK(wrong_type.error().message ==

@@ -59,14 +59,15 @@ TEST_CASE("a broken auth entry is an error that does not quote it") {
   CHECK(c.error().message.find("bm9jb2xvbg") == std::string::npos);
 }
 
-TEST_CASE("credential helpers: credHelpers wins over credsStore, identity tokens, not found") {
+TEST_CASE("credential helpers: credHelpers wins over credsStore, identity tokens, not found, warnings on stderr") {
   auto dir = scratch_directory("hwimg-cred");
   const auto bin = dir.path() / "bin";
   REQUIRE(util::make_directories(bin));
   write_file(bin / "docker-credential-fake",
         "#!/bin/sh\nread -r key || true\n"
         "case \"$key\" in\n"
-        "  reg.example.com) echo '{\"ServerURL\":\"reg.example.com\",\"Username\":\"carol\",\"Secret\":\"pw1\"}';;\n"
+        "  reg.example.com) echo 'WARNING: token expires soon {' >&2\n"
+        "    echo '{\"ServerURL\":\"reg.example.com\",\"Username\":\"carol\",\"Secret\":\"pw1\"}';;\n"
         "  tok.example.com) echo '{\"ServerURL\":\"tok.example.com\",\"Username\":\"<token>\",\"Secret\":\"idt\"}';;\n"
         "  *) echo 'credentials not found in native keychain'; exit 1;;\n"
         "esac\n");

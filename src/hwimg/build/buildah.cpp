@@ -132,21 +132,19 @@ Result<void> Buildah::push(std::string_view image_id, const fs::path& directory)
 Result<std::string> Buildah::docker_config_extension(std::string_view image_id) const {
   util::ProcessSpec spec;
   spec.argv = {m_options.program.string(), "inspect", "--type", "image", std::string(image_id)};
+  // stdout is the JSON alone; buildah's warnings go to stderr and explain a failure.
+  spec.standard_error = util::StandardError::separate;
   const auto context = fmt::format("failed to read the config of image {} in buildah's storage", image_id);
   HWIMG_TRY_ASSIGN(const auto result, with_context(util::run_process(spec), "failed to run " + m_options.program.string()));
   if (result.exit_status != 0) {
     return fail("{} (buildah inspect exited with status {}): {}", context, result.exit_status,
-                util::tail_lines(result.output, 5));
+                util::tail_lines(result.error_output.empty() ? result.output : result.error_output, 5));
   }
-  // The output holds buildah's warnings too (stderr and stdout are one stream): the object is from
-  // the first line that opens one to the last that closes one.
-  const auto& output = result.output;
-  const auto open = output.starts_with('{') ? 0 : output.find("\n{");
-  const auto close = output.rfind("\n}");
-  const auto inspected = open == std::string::npos || close == std::string::npos || close < open
-                             ? std::nullopt
-                             : json::parse_object(std::string_view(output).substr(open, close + 2 - open));
-  if (!inspected) return fail("{}: buildah inspect printed no JSON object", context);
+  const auto inspected = json::parse_object(result.output);
+  if (!inspected) {
+    return fail("{}: buildah inspect printed no JSON object{}", context,
+                result.error_output.empty() ? "" : "; it said: " + util::tail_lines(result.error_output, 3));
+  }
   // Where a member has the wrong type, the error names it by its path.
   const auto at = [&](std::string_view path) { return fmt::format("{}: {}", context, path); };
   HWIMG_TRY_ASSIGN(const auto* docker, with_context(json::member(*inspected, "Docker", json::Kind::object), at("Docker")));

@@ -60,7 +60,8 @@ Result<std::string> run_in_child(const std::function<std::string()>& body, std::
 
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string output;
-  const auto read = util::read_pipe_until(read_end.get(), deadline, [&](std::string_view data) { output += data; });
+  const util::PipeSource source{read_end.get(), [&](std::string_view data) { output += data; }};
+  const auto read = util::read_pipes_until({&source, 1}, deadline);
   if (read.end == util::PipeEnd::timed_out) {
     abandon(pid);
     return fail("timed out after {} ms", timeout.count());

@@ -68,6 +68,9 @@ Result<std::optional<Credentials>> from_helper(const std::string& helper, const 
   spec.argv = {"docker-credential-" + helper, "get"};
   spec.standard_input = key;
   spec.timeout = std::chrono::seconds(60);
+  // The answer (and "credentials not found") is on stdout, as Docker's own client reads it; helpers
+  // may print warnings to stderr, which must not spoil the JSON (docs/compatibility.md, Docker credentials).
+  spec.standard_error = util::StandardError::separate;
   auto result = util::run_process(spec);
   if (!result) {
     return fail("failed to run credential helper docker-credential-{}: {}", helper, result.error().message);

@@ -49,15 +49,19 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   if (spec.argv.empty()) {
     return fail("failed to run a process: empty command");
   }
-  int output_pipe[2];
-  int input_pipe[2];
-  if (::pipe2(output_pipe, O_CLOEXEC) != 0 || ::pipe2(input_pipe, O_CLOEXEC) != 0) {
+  const bool separate = spec.standard_error == StandardError::separate;
+  UniqueFd output_read, output_write, error_read, error_write, input_read, input_write;
+  const auto make_pipe = [&](UniqueFd& read_end, UniqueFd& write_end) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+    read_end = UniqueFd(fds[0]);
+    write_end = UniqueFd(fds[1]);
+    return true;
+  };
+  if (!make_pipe(output_read, output_write) || !make_pipe(input_read, input_write) ||
+      (separate && !make_pipe(error_read, error_write))) {
     return fail("failed to create a pipe for {}: {}", spec.argv[0], errno_text(errno));
   }
-  UniqueFd output_read(output_pipe[0]);
-  UniqueFd output_write(output_pipe[1]);
-  UniqueFd input_read(input_pipe[0]);
-  UniqueFd input_write(input_pipe[1]);
 
   auto argv_strings = spec.argv;
   auto env_strings = merged_environment(spec.environment, spec.parent_environment);
@@ -82,7 +86,7 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
       ::dup2(null_fd, STDIN_FILENO);
     }
     ::dup2(output_write.get(), STDOUT_FILENO);
-    ::dup2(output_write.get(), STDERR_FILENO);
+    ::dup2(separate ? error_write.get() : output_write.get(), STDERR_FILENO);
     if (!spec.working_directory.empty() && ::chdir(spec.working_directory.c_str()) != 0) {
       ::_exit(126);
     }
@@ -90,6 +94,7 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     ::_exit(127);
   }
   output_write.reset();
+  error_write.reset();
   input_read.reset();
   if (spec.standard_input) {
     // Small inputs only (passwords, scripts): a pipe buffer holds them without a writer thread.
@@ -104,9 +109,9 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   ProcessResult result;
   const auto deadline = spec.timeout ? std::chrono::steady_clock::now() + *spec.timeout
                                      : std::chrono::steady_clock::time_point::max();
-  // Echoed whole lines at a time, each in one write, so children run at once do not mix lines.
-  std::string partial_line;
-  const auto echo = [&](std::string_view data, bool flush) {
+  // Echoed whole lines at a time, each in one write, so children run at once (and a child's two
+  // streams) do not mix lines.
+  const auto echo = [&spec](std::string& partial_line, std::string_view data, bool flush) {
     partial_line += data;
     if (flush && !partial_line.empty() && partial_line.back() != '\n') partial_line += '\n';
     std::size_t start = 0;
@@ -117,17 +122,30 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     }
     partial_line.erase(0, start);
   };
-  const auto read = read_pipe_until(output_read.get(), deadline, [&](std::string_view data) {
-    if (spec.echo_output) echo(data, false);
-    result.output += data;
-    if (result.output.size() > spec.max_output) {
-      result.output.erase(0, result.output.size() - spec.max_output);
-    }
-  });
-  if (spec.echo_output) echo("", true);
+  std::string partial_lines[2];
+  const auto capture = [&](std::string& into, std::string& partial_line) {
+    return [&spec, &echo, &into, &partial_line](std::string_view data) {
+      if (spec.echo_output) echo(partial_line, data, false);
+      into += data;
+      if (into.size() > spec.max_output) into.erase(0, into.size() - spec.max_output);
+    };
+  };
+  std::vector<PipeSource> sources{{output_read.get(), capture(result.output, partial_lines[0])}};
+  if (separate) sources.push_back({error_read.get(), capture(result.error_output, partial_lines[1])});
+  const auto read = read_pipes_until(sources, deadline);
+  if (spec.echo_output) {
+    for (auto& partial_line : partial_lines) echo(partial_line, "", true);
+  }
   if (read.end == PipeEnd::timed_out) {
     result.timed_out = true;
     ::kill(-pid, SIGKILL);
+  }
+  if (read.end == PipeEnd::failed) {
+    // The child must not be left writing to a pipe nobody reads.
+    ::kill(-pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return fail("failed to read the output of {}: {}", spec.argv[0], errno_text(read.error_number));
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
@@ -140,7 +158,7 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   } else if (WIFSIGNALED(status)) {
     result.exit_status = 128 + WTERMSIG(status);
   }
-  if (result.exit_status == 127 && result.output.empty()) {
+  if (result.exit_status == 127 && result.output.empty() && result.error_output.empty()) {
     return fail("failed to run {}: command not found", spec.argv[0]);
   }
   return result;
