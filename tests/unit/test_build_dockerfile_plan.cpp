@@ -243,3 +243,28 @@ TEST_CASE("buildah is found through HWIMG_BUILDAH or PATH, and its absence says 
   REQUIRE_FALSE(wrong.has_value());
   CHECK(wrong.error().message.find("HWIMG_BUILDAH names /nonexistent/buildah") != std::string::npos);
 }
+
+TEST_CASE("the image ID buildah writes with --iidfile is read as 64 hex digits; anything else is refused") {
+  auto directory = util::TempDir::create(fs::temp_directory_path(), "hwimg-test-iidfile-");
+  REQUIRE(directory);
+  const auto file = directory->path() / "image-id";
+  const std::string hex(64, 'a');
+  for (const auto& written : {"sha256:" + hex, hex + "\n"}) {
+    REQUIRE(util::write_file_atomic(file, written));
+    const auto id = build::read_image_id(file);
+    REQUIRE_MESSAGE(id.has_value(), id.error().message);
+    CHECK(*id == hex);
+  }
+  // It goes on buildah's command line: an option, a short or non-hex ID, or nothing is not an ID.
+  for (const auto* written : {"--all", "", "sha256:abc", "sha512:0000"}) {
+    REQUIRE(util::write_file_atomic(file, written));
+    const auto id = build::read_image_id(file);
+    REQUIRE_FALSE(id.has_value());
+    CHECK(id.error().message ==
+          fmt::format("buildah's --iidfile {} holds \"{}\", not an image ID", file.string(), written));
+  }
+  fs::remove(file);
+  const auto missing = build::read_image_id(file);
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().message.find(file.string()) != std::string::npos);
+}

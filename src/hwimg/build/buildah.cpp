@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "hwimg/build/build_cache.hpp"
+#include "hwimg/oci/digest.hpp"
+#include "hwimg/util/files.hpp"
 #include "hwimg/util/json_reader.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -171,6 +173,14 @@ Result<void> Buildah::run_subcommand(const util::ProcessSpec& spec, const std::s
                 util::tail_lines(result.output, 5));
   }
   return {};
+}
+
+Result<std::string> read_image_id(const fs::path& iidfile) {
+  HWIMG_TRY_ASSIGN(const auto written, util::read_file(iidfile));
+  const auto text = std::string(util::trim(written));
+  const auto id = oci::Digest::parse(text.starts_with("sha256:") ? text : "sha256:" + text);
+  if (!id) return fail("buildah's --iidfile {} holds \"{}\", not an image ID", iidfile.string(), util::printable(text));
+  return id->hex();
 }
 
 const recipe::Instruction* failed_instruction(std::string_view output, const recipe::Dockerfile& dockerfile) {

@@ -73,6 +73,11 @@ private:
 // The name of the image in the layout `BuildahBuild::layout` names.
 inline constexpr std::string_view buildah_image_name = "image";
 
+// The image ID buildah wrote to an --iidfile (64 hex digits, with or without "sha256:"), as the
+// 64 hex digits that name the image to buildah and in a FROM; anything else is refused, since it
+// goes on buildah's command line.
+[[nodiscard]] Result<std::string> read_image_id(const std::filesystem::path& iidfile);
+
 // The instruction buildah's output says it was running when it failed: its last "STEP i/n:" line,
 // in stage k of "[k/m]", matched against the Dockerfile; nullptr when it cannot be told.
 [[nodiscard]] const recipe::Instruction* failed_instruction(std::string_view output, const recipe::Dockerfile& dockerfile);

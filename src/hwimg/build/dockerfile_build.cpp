@@ -9,7 +9,6 @@
 #include "hwimg/build/dockerfile_variant.hpp"
 #include "hwimg/build/driver_bundle.hpp"
 #include "hwimg/build/variant_jobs.hpp"
-#include "hwimg/oci/digest.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -124,11 +123,8 @@ Result<SharedStageImages> build_shared_stages(DockerfileBuild& build, const std:
                               image_id_file};
     const auto context = "failed to build the shared stage " + name;
     HWIMG_TRY(with_context(run_buildah(build.buildah, shared, first.plan), context));
-    HWIMG_TRY_ASSIGN(const auto written, with_context(util::read_file(image_id_file), context));
-    const auto text = std::string(util::trim(written));
-    const auto id = oci::Digest::parse(text.starts_with("sha256:") ? text : "sha256:" + text);
-    if (!id) return fail("{}: buildah's --iidfile holds \"{}\", not an image ID", context, util::printable(text));
-    built.emplace(stage, id->hex());
+    HWIMG_TRY_ASSIGN(auto id, with_context(read_image_id(image_id_file), context));
+    built.emplace(stage, std::move(id));
   }
   return built;
 }

@@ -284,10 +284,10 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
   const BuildahBuild build{"variant " + variant.id, pinned_file, dockerfile.context, dockerfile.target,
                            dockerfile.args, image_id_file};
   HWIMG_TRY(run_buildah(buildah, build, plan));
-  HWIMG_TRY_ASSIGN(const auto image_id, with_context(util::read_file(image_id_file), context));
+  HWIMG_TRY_ASSIGN(const auto image_id, with_context(read_image_id(image_id_file), context));
   const auto staging = inputs.scratch / "oci";
   HWIMG_TRY(with_context(seed_base_layers(staging, base), context));
-  HWIMG_TRY(with_context(buildah.push(util::trim(image_id), staging), context));
+  HWIMG_TRY(with_context(buildah.push(image_id, staging), context));
   HWIMG_TRY_ASSIGN(const auto built,
                    with_context(read_buildah_image(staging), context + ": failed to read the image buildah built"));
 
@@ -346,7 +346,7 @@ Result<BuiltVariant> build_dockerfile_variant(VariantPlan plan, const Dockerfile
     if (stored.diff_id != diff_id) changed_diff_ids.emplace(i, stored.diff_id);
   }
   HWIMG_TRY_ASSIGN(auto config_json, with_context(portable_config(built.config_json, changed_diff_ids), context));
-  HWIMG_TRY_ASSIGN(const auto extension, with_context(buildah.docker_config_extension(util::trim(image_id)), context));
+  HWIMG_TRY_ASSIGN(const auto extension, with_context(buildah.docker_config_extension(image_id), context));
   HWIMG_TRY_ASSIGN(config_json, with_context(with_docker_extension(std::move(config_json), extension), context));
   if (const auto& driver = plan.driver) {
     const oci::LayerOptions layer_options{settings.compression, settings.source_date_epoch};
