@@ -117,6 +117,8 @@ set -e
 [ "$status" = 0 ] || fail "the rootless build failed ($status): $(tail -30 <<<"$out")"
 assert_eq "$user" "$(stat -c %U "$udir/out/index.json")" "owner of the layout's index.json"
 check_layout "$udir/out" 1.0
+# Each variant's pinned deps stage would leave its working container behind without --force-rm.
+assert_eq "" "$(as_user buildah containers -aq)" "working containers left in the user's buildah storage"
 
 step "overlayfs's xattrs: what hwimg says it took out of a layer of buildah's is what that layer holds; none in hwimg's layers"
 # buildah_image_with LAYER: the ID of an image in the user's storage that has that diff_id.

@@ -100,6 +100,10 @@ Result<util::ProcessResult> Buildah::build(const BuildahBuild& build) const {
   spec.argv = {m_options.program.string(), "build",
                // As root in a container or VM no user namespace is needed; chroot works where runc's does not.
                "--isolation", "chroot", "--layers", "--timestamp", std::to_string(m_options.source_date_epoch),
+               // Without it buildah 1.28 keeps, still mounted, the working container of a failed build
+               // and of every stage with no instruction after its FROM, which each pinned shared stage
+               // is (pinned_dockerfile): one leaked mount per variant built (docs/recipe.md).
+               "--force-rm",
                // In buildah's default OCI format SHELL is ignored, so RUN steps would run under /bin/sh
                // where the Dockerfile asked for bash -o pipefail, unlike docker build (docs/recipe.md).
                "--format", "docker",
