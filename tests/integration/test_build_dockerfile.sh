@@ -294,6 +294,10 @@ status=0
 wait "$group" || status=$?
 [ "$status" != 0 ] || fail "the build was not interrupted (it finished): $(tail -5 "$TEST_TMP/interrupted.log")"
 echo "interrupted build: exit $status after $(grep -c ' | ' "$TEST_TMP/interrupted.log" || true) lines of buildah output"
+assert_eq 130 "$status" "exit status of the interrupted build (ended by SIGINT)"
+# Killed between two steps, buildah leaves its working containers mounted: hwimg lets the running
+# builds finish instead, and starts no other.
+assert_eq "" "$(buildah containers -aq)" "buildah's working containers left by the interrupted build"
 for _ in $(seq 1 100); do pgrep -g "$group" >/dev/null || break; sleep 0.1; done
 assert_eq "" "$(pgrep -a -g "$group" || true)" "processes of the interrupted build still running 10 s later"
 if [ -f "$L2/index.json" ]; then

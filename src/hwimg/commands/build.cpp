@@ -11,6 +11,7 @@
 #include "hwimg/commands/environment.hpp"
 #include "hwimg/commands/registry_commands.hpp"
 #include "hwimg/registry/client.hpp"
+#include "hwimg/util/interrupts.hpp"
 
 namespace hwimg::commands {
 namespace {
@@ -61,6 +62,8 @@ std::string written_line(const build::BuildRequest& request, const build::BuildR
 }  // namespace
 
 Result<int> run_build(BuildArguments arguments) {
+  // Before any thread starts. buildah needs about a second to unmount and remove its containers.
+  const util::InterruptForwarding interrupts(std::chrono::seconds(20));
   auto& request = arguments.request;
   TerminalOutput output(stdout_is_terminal() ? Progress::shown : Progress::hidden, arguments.registry.verbose);
   request.output = &output;

@@ -10,6 +10,7 @@
 
 #include "hwimg/util/fd.hpp"
 #include "hwimg/util/files.hpp"
+#include "hwimg/util/interrupts.hpp"
 #include "hwimg/util/pipe_reader.hpp"
 
 extern char** environ;
@@ -43,12 +44,27 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return pointers;
 }
 
+// A child's group, known to InterruptForwarding from its start until it has been reaped.
+class ChildGroup {
+public:
+  explicit ChildGroup(pid_t group) : m_group(group) {
+    if (!child_groups::add(group)) ::kill(-group, SIGTERM);
+  }
+  ChildGroup(const ChildGroup&) = delete;
+  ChildGroup& operator=(const ChildGroup&) = delete;
+  ~ChildGroup() { child_groups::remove(m_group); }
+
+private:
+  pid_t m_group;
+};
+
 }  // namespace
 
 Result<ProcessResult> run_process(const ProcessSpec& spec) {
   if (spec.argv.empty()) {
     return fail("failed to run a process: empty command");
   }
+  if (child_groups::stopping()) return fail("failed to start {}: hwimg is being interrupted", spec.argv[0]);
   const bool separate = spec.standard_error == StandardError::separate;
   UniqueFd output_read, output_write, error_read, error_write, input_read, input_write;
   const auto make_pipe = [&](UniqueFd& read_end, UniqueFd& write_end) {
@@ -79,6 +95,12 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     // Not outliving hwimg: an interrupted build stops its buildah (which cleans up on SIGTERM)
     // instead of leaving it running in a group the terminal's Ctrl-C does not reach.
     if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent) ::_exit(126);
+    // What hwimg blocks or ignores for itself (InterruptForwarding, broken pipes) is not the child's:
+    // a buildah with SIGTERM blocked could not be stopped.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
     if (spec.standard_input) {
       ::dup2(input_read.get(), STDIN_FILENO);
     } else {
@@ -93,6 +115,9 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     ::execvpe(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
+  // Also here, so that the group exists before anyone signals it, whichever process runs first.
+  ::setpgid(pid, pid);
+  const ChildGroup group(pid);
   output_write.reset();
   error_write.reset();
   input_read.reset();
