@@ -62,7 +62,7 @@ std::string written_line(const build::BuildRequest& request, const build::BuildR
 }  // namespace
 
 Result<int> run_build(BuildArguments arguments) {
-  // Before any thread starts. buildah needs about a second to unmount and remove its containers.
+  // Before any thread starts. 20 s: what a second Ctrl-C leaves the running steps before SIGKILL.
   const util::InterruptForwarding interrupts(std::chrono::seconds(20));
   auto& request = arguments.request;
   TerminalOutput output(stdout_is_terminal() ? Progress::shown : Progress::hidden, arguments.registry.verbose);
