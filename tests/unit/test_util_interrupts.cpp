@@ -38,72 +38,79 @@ std::string read_text(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// Forks the stand-in for hwimg build: forwarding on, the child `script` ($1, $2: the paths given),
-// then, when that returns, a second child that must not start. Never returns in the fork.
-pid_t fork_hwimg(const std::string& script, const fs::path& one, const fs::path& two, const fs::path& second) {
-  const pid_t hwimg = ::fork();
-  if (hwimg != 0) return hwimg;
-  // What it says goes to a file next to `second`.
-  const int said = ::open((second.string() + ".stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (said < 0 || ::dup2(said, STDERR_FILENO) < 0) ::_exit(4);
-  {
-    const util::InterruptForwarding interrupts(10s);
-    util::ProcessSpec spec;
-    spec.argv = {"/bin/sh", "-c", script, "sh", one.string(), two.string()};
-    [[maybe_unused]] const auto first = util::run_process(spec);
-    spec.argv = {"/bin/sh", "-c", "touch \"$1\"", "sh", second.string()};
-    [[maybe_unused]] const auto refused = util::run_process(spec);
-  }
-  // Not reached: the interrupt ends this process, at the latest when the forwarding ends.
-  ::_exit(3);
-}
+// The stand-in for hwimg build, forked: forwarding on, a child running `script` ($1: a file it
+// creates once its trap is set, $2: the file it reports to), then, when that returns, a second
+// child that must not start. What the stand-in says goes to `said`.
+struct ForkedBuild {
+  util::TempDir scratch;
+  fs::path ready = scratch.path() / "ready";
+  fs::path report = scratch.path() / "report";
+  fs::path second = scratch.path() / "second";
+  fs::path said = scratch.path() / "stderr";
+  pid_t pid = -1;
 
-void expect_ended_by_sigint(pid_t hwimg) {
-  int status = 0;
-  REQUIRE(::waitpid(hwimg, &status, 0) == hwimg);
-  CHECK(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == SIGINT);
+  explicit ForkedBuild(util::TempDir directory) : scratch(std::move(directory)) {}
+
+  // Started, and its child's trap set.
+  void start(const std::string& script) {
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) run(script);
+    REQUIRE(wait_for_file(ready, 10s));
+  }
+
+  [[noreturn]] void run(const std::string& script) const {
+    const int output = ::open(said.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (output < 0 || ::dup2(output, STDERR_FILENO) < 0) ::_exit(4);
+    {
+      const util::InterruptForwarding interrupts(10s);
+      util::ProcessSpec spec;
+      spec.argv = {"/bin/sh", "-c", script, "sh", ready.string(), report.string()};
+      [[maybe_unused]] const auto first = util::run_process(spec);
+      spec.argv = {"/bin/sh", "-c", "touch \"$1\"", "sh", second.string()};
+      [[maybe_unused]] const auto refused = util::run_process(spec);
+    }
+    // Not reached: the interrupt ends this process, at the latest when the forwarding ends.
+    ::_exit(3);
+  }
+
+  void expect_ended_by_sigint() const {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGINT);
+    CHECK_FALSE(fs::exists(second));
+  }
+};
+
+ForkedBuild forked_build() {
+  auto scratch = util::TempDir::create(fs::temp_directory_path(), "hwimg-interrupts-");
+  REQUIRE(scratch.has_value());
+  return ForkedBuild(std::move(*scratch));
 }
 
 }  // namespace
 
 TEST_CASE("interrupts: on SIGINT the running child finishes undisturbed, no new one starts, and hwimg ends by SIGINT") {
-  auto scratch = util::TempDir::create(fs::temp_directory_path(), "hwimg-interrupts-");
-  REQUIRE(scratch.has_value());
-  const auto ready = scratch->path() / "ready";
-  const auto result = scratch->path() / "result";
-  const auto second = scratch->path() / "second";
-  const pid_t hwimg = fork_hwimg("trap 'echo terminated > \"$2\"; exit 143' TERM; touch \"$1\"; sleep 0.5; echo finished > \"$2\"",
-                                 ready, result, second);
-  REQUIRE(hwimg > 0);
-  REQUIRE(wait_for_file(ready, 10s));
-  REQUIRE(::kill(hwimg, SIGINT) == 0);
-  expect_ended_by_sigint(hwimg);
-  CHECK(read_text(result) == "finished\n");
-  CHECK_FALSE(fs::exists(second));
-  CHECK(read_text(second.string() + ".stderr") ==
-        "hwimg: interrupted: letting 1 running step finish; interrupt again to stop it now\n");
+  auto build = forked_build();
+  build.start("trap 'echo terminated > \"$2\"; exit 143' TERM; touch \"$1\"; sleep 0.5; echo finished > \"$2\"");
+  REQUIRE(::kill(build.pid, SIGINT) == 0);
+  build.expect_ended_by_sigint();
+  CHECK(read_text(build.report) == "finished\n");
+  CHECK(read_text(build.said) == "hwimg: interrupted: letting 1 running step finish; interrupt again to stop it now\n");
 }
 
 TEST_CASE("interrupts: a second SIGINT reaches the running child's group as SIGTERM, which it handles before hwimg ends") {
-  auto scratch = util::TempDir::create(fs::temp_directory_path(), "hwimg-interrupts-");
-  REQUIRE(scratch.has_value());
-  const auto ready = scratch->path() / "ready";
-  const auto cleaned = scratch->path() / "cleaned";
-  const auto second = scratch->path() / "second";
+  auto build = forked_build();
   const auto started = std::chrono::steady_clock::now();
-  const pid_t hwimg = fork_hwimg("trap 'sleep 0.3; echo cleaned > \"$2\"; exit 143' TERM; touch \"$1\"; sleep 30 & wait",
-                                 ready, cleaned, second);
-  REQUIRE(hwimg > 0);
-  REQUIRE(wait_for_file(ready, 10s));
-  REQUIRE(::kill(hwimg, SIGINT) == 0);
+  build.start("trap 'sleep 0.3; echo cleaned > \"$2\"; exit 143' TERM; touch \"$1\"; sleep 30 & wait");
+  REQUIRE(::kill(build.pid, SIGINT) == 0);
   std::this_thread::sleep_for(300ms);
-  REQUIRE(::kill(hwimg, SIGINT) == 0);
-  expect_ended_by_sigint(hwimg);
+  REQUIRE(::kill(build.pid, SIGINT) == 0);
+  build.expect_ended_by_sigint();
   // The child ran its handler to the end: SIGTERM was not blocked in it (hwimg blocks it for
   // itself), else the grace period (10 s), SIGKILL and no file.
-  CHECK(read_text(cleaned) == "cleaned\n");
-  CHECK_FALSE(fs::exists(second));
+  CHECK(read_text(build.report) == "cleaned\n");
   CHECK(std::chrono::steady_clock::now() - started < 8s);
 }
 
