@@ -92,8 +92,8 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   if (pid == 0) {
     // Own process group, so a timeout kills the whole pipeline the command started.
     ::setpgid(0, 0);
-    // Not outliving hwimg: an interrupted build stops its buildah (which cleans up on SIGTERM)
-    // instead of leaving it running in a group the terminal's Ctrl-C does not reach.
+    // Not outliving hwimg (killed itself, say): the child is stopped instead of left running in a
+    // group the terminal's Ctrl-C does not reach. Ctrl-C itself is InterruptForwarding's.
     if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent) ::_exit(126);
     // What hwimg blocks or ignores for itself (InterruptForwarding, broken pipes) is not the child's:
     // a buildah with SIGTERM blocked could not be stopped.
