@@ -44,7 +44,7 @@ TEST_CASE("misspelt or impossible targets are refused with the nearest valid nam
   CHECK(parse_gpu_target("compute_80a").error().message ==
         "unknown GPU target 'compute_80a': arch-specific (a) targets exist only for compute capability 9.0 and "
         "newer (did you mean compute_80?)");
-  CHECK(parse_gpu_target("sm_130").error().message == "unknown GPU target 'sm_130' (did you mean sm_100?)");
+  CHECK(parse_gpu_target("sm_130").error().message == "unknown GPU target 'sm_130' (did you mean sm_120?)");
   CHECK(parse_gpu_target("banana").error().message == "unknown GPU target 'banana'");
 }
 

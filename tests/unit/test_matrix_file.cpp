@@ -69,7 +69,7 @@ TEST_CASE("misspelt names get the nearest valid one, with file:line:column") {
   CHECK(errors_of("axes:\n  cpu: [haswel]\n") ==
         std::vector<std::string>{"m.yaml:2:9: unknown CPU target 'haswel' (did you mean haswell?)"});
   CHECK(errors_of("axes:\n  cpu: [x86-64-v5]\n") ==
-        std::vector<std::string>{"m.yaml:2:9: unknown CPU target 'x86-64-v5' (did you mean x86-64-v1?)"});
+        std::vector<std::string>{"m.yaml:2:9: unknown CPU target 'x86-64-v5' (did you mean x86-64-v4?)"});
   CHECK(errors_of("axes:\n  cuda: ['12.7']\n") ==
         std::vector<std::string>{"m.yaml:2:10: unknown CUDA toolkit version '12.7' (did you mean 12.6 or 12.8?)"});
   CHECK(errors_of("axes:\n  cuda: ['14.0']\n") ==

@@ -16,6 +16,21 @@ TEST_CASE("nearest suggests a close name and nothing for a distant one") {
   CHECK_FALSE(nearest("banana", names).has_value());
 }
 
+TEST_CASE("nearest breaks a tie in distance by the longer common start, then the nearer character") {
+  // Each pair is one edit away; the list order used to decide, suggesting sm_61 for sm_91.
+  const std::vector<std::string> gpus{"sm_61", "sm_80", "sm_86", "sm_90"};
+  CHECK(nearest("sm_91", gpus) == "sm_90");
+  CHECK(nearest("sm_85", gpus) == "sm_86");
+  const std::vector<std::string> levels{"x86-64-v1", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  CHECK(nearest("x86-64-v5", levels) == "x86-64-v4");
+  CHECK(nearest("X86-64-V0", levels) == "x86-64-v1");
+  const std::vector<std::string> zens{"zen", "zen2", "zen3", "zen4", "zen5"};
+  CHECK(nearest("zen6", zens) == "zen5");
+  // A closer name still wins over a longer common start.
+  const std::vector<std::string> close{"abcdxx", "abyd"};
+  CHECK(nearest("abcd", close) == "abyd");
+}
+
 TEST_CASE("tail_lines keeps the last lines of a command's output") {
   CHECK(tail_lines("a\nb\nc\nd\n", 2) == "c\nd");
   CHECK(tail_lines("only", 3) == "only");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -66,14 +67,51 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+namespace {
+
+// How alike two names of equal edit distance look: the longer their common start, the closer, and
+// where both go on with a digit, the nearer the two digits. Names of one family differ in a number
+// at the end: x86-64-v5 is meant as x86-64-v4, sm_91 as sm_90, zen6 as zen5, rather than as the
+// first equally distant name in the list (x86-64-v1, sm_61, zen).
+struct Likeness {
+  std::size_t common_prefix = 0;
+  int gap = 0;
+
+  bool operator<(const Likeness& other) const {
+    if (common_prefix != other.common_prefix) return common_prefix > other.common_prefix;
+    return gap < other.gap;
+  }
+};
+
+Likeness likeness(std::string_view a, std::string_view b) {
+  const auto [end_a, end_b] = std::ranges::mismatch(a, b);
+  Likeness result{static_cast<std::size_t>(end_a - a.begin()), 0};
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (end_a == a.end() || end_b == b.end()) {
+    result.gap = 11;  // one name ends: after any other digit
+  } else if (is_digit(*end_a) && is_digit(*end_b)) {
+    result.gap = std::abs(*end_a - *end_b);
+  } else {
+    result.gap = 10;  // letters have no order that says which typo is likelier: the list decides
+  }
+  return result;
+}
+
+}  // namespace
+
 std::optional<std::string> nearest(std::string_view name, std::span<const std::string> candidates) {
+  const auto lower_name = to_lower(name);
   std::optional<std::string> best;
   std::size_t best_distance = 0;
+  Likeness best_likeness;
   for (const auto& candidate : candidates) {
-    const auto distance = edit_distance(to_lower(name), to_lower(candidate));
-    if (!best || distance < best_distance) {
+    const auto lower_candidate = to_lower(candidate);
+    const auto distance = edit_distance(lower_name, lower_candidate);
+    const auto alike = likeness(lower_name, lower_candidate);
+    if (!best || distance < best_distance || (distance == best_distance && alike < best_likeness)) {
       best = candidate;
       best_distance = distance;
+      best_likeness = alike;
     }
   }
   // Beyond a third of the name's length the suggestion is noise rather than a typo fix.
