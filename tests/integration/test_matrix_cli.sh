@@ -50,6 +50,21 @@ assert_eq "hwimg: error: $TEST_TMP/bad.yaml:3:9: unknown GPU target 'sm_8O' (did
 hwimg: error: $TEST_TMP/bad.yaml:4:9: unknown CPU target 'haswel' (did you mean haswell?)
 hwimg: error: $TEST_TMP/bad.yaml:5:1: unknown key 'ptxx' (did you mean ptx?)" "$OUT" "errors"
 
+# Spellings from PyTorch, CMake, NVIDIA's architecture names, GCC and Docker get what they mean.
+cat >"$TEST_TMP/spellings.yaml" <<'YAML'
+axes:
+  cuda: ["12.8"]
+  gpu: ["8.6+PTX", 90-real, hopper]
+  cpu: [znver4, v3]
+YAML
+expect_failure "$HWIMG" matrix "$TEST_TMP/spellings.yaml"
+assert_eq 1 "$STATUS" "exit status of other tools' spellings"
+assert_eq "hwimg: error: $TEST_TMP/spellings.yaml:3:9: unknown GPU target '8.6+PTX' (did you mean [sm_86, compute_86]? GPU targets are nvcc's names: sm_XY for SASS, compute_XY for PTX)
+hwimg: error: $TEST_TMP/spellings.yaml:3:20: unknown GPU target '90-real' (did you mean sm_90? GPU targets are nvcc's names: sm_XY for SASS, compute_XY for PTX)
+hwimg: error: $TEST_TMP/spellings.yaml:3:29: unknown GPU target 'hopper' (Hopper is compute capability 9.0: did you mean sm_90?)
+hwimg: error: $TEST_TMP/spellings.yaml:4:9: unknown CPU target 'znver4' (did you mean zen4? znver4 is its GCC -march name)
+hwimg: error: $TEST_TMP/spellings.yaml:4:17: unknown CPU target 'v3' (did you mean x86-64-v3?)" "$OUT" "other tools' spellings"
+
 cat >"$TEST_TMP/unsupported.yaml" <<'YAML'
 axes:
   cuda: ["12.4", "13.0"]

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "hwimg/hw/detail/gpu_target_table.hpp"
+#include "hwimg/hw/target_hints.hpp"
 #include "hwimg/util/strings.hpp"
 
 namespace hwimg::hw {
@@ -125,7 +126,7 @@ Result<GpuTarget> parse_gpu_target(std::string_view name) {
                 "capability 9.0 and newer (did you mean {}?)",
                 name, baseline.name());
   }
-  return fail("unknown GPU target '{}'{}", name, util::did_you_mean(name, gpu_target_names()));
+  return fail("unknown GPU target '{}'{}", name, gpu_target_hint(name));
 }
 
 std::string join_target_names(std::span<const GpuTarget> targets) {

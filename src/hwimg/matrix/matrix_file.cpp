@@ -9,6 +9,7 @@
 #include "hwimg/hw/cpu_targets.hpp"
 #include "hwimg/hw/cuda_release.hpp"
 #include "hwimg/hw/gpu_target.hpp"
+#include "hwimg/hw/target_hints.hpp"
 #include "hwimg/recipe/detail/yaml_reader.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
@@ -272,7 +273,7 @@ private:
       if (const auto* target = hw::find_cpu_target(text)) {
         value.items.front() = std::string(target->name);
       } else {
-        error(node, fmt::format("unknown CPU target '{}'{}", text, util::did_you_mean(text, hw::cpu_target_names())));
+        error(node, fmt::format("unknown CPU target '{}'{}", text, hw::cpu_target_hint(text)));
         value.valid = false;
       }
     }

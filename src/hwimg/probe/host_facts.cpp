@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hwimg/hw/cpu_targets.hpp"
+#include "hwimg/hw/target_hints.hpp"
 #include "hwimg/util/json_reader.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -143,7 +144,7 @@ Result<CpuFacts> read_cpu(const Reader& reader, const Json& cpu) {
     const auto* target = hw::find_cpu_target(*microarch);
     if (target == nullptr || target->arch != facts.arch) {
       return reader.error("cpu.microarch", "unknown microarchitecture \"{}\"{}", *microarch,
-                          util::did_you_mean(*microarch, hw::cpu_target_names()));
+                          hw::cpu_target_hint(*microarch));
     }
     facts.microarch = std::string(target->name);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hwimg/hw/target_hints.hpp"
 #include "hwimg/oci/annotations.hpp"
 #include "hwimg/util/strings.hpp"
 
@@ -31,14 +32,14 @@ void read_cpu(const oci::Annotations& annotations, Requirements& out) {
       out.cpu_level_target = target;
     } else {
       out.problems.push_back(fmt::format("annotation {}: unknown CPU level '{}'{}", key::cpu_level,
-                                         *level, util::did_you_mean(*level, hw::cpu_target_names())));
+                                         *level, hw::cpu_target_hint(*level)));
     }
   }
   if (const auto name = lookup(annotations, key::cpu_target); name && !name->empty()) {
     out.cpu_target = hw::find_cpu_target(*name);
     if (out.cpu_target == nullptr) {
       out.problems.push_back(fmt::format("annotation {}: unknown CPU target '{}'{}", key::cpu_target,
-                                         *name, util::did_you_mean(*name, hw::cpu_target_names())));
+                                         *name, hw::cpu_target_hint(*name)));
     }
   }
   if (const auto features = lookup(annotations, key::cpu_features)) {

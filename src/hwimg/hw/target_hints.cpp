@@ -1,0 +1,182 @@
+#include "hwimg/hw/target_hints.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "hwimg/hw/cpu_levels.hpp"
+#include "hwimg/hw/cpu_targets.hpp"
+#include "hwimg/hw/gpu_target.hpp"
+#include "hwimg/util/strings.hpp"
+
+namespace hwimg::hw {
+namespace {
+
+// docs/compatibility.md#target-name-hints: NVIDIA's architecture names and their compute
+// capabilities (developer.nvidia.com/cuda-gpus and cuda-legacy-gpus).
+struct Architecture {
+  std::string_view name;
+  std::vector<int> capabilities;  // 86 for 8.6, as in sm_86
+};
+
+const std::vector<Architecture>& architectures() {
+  static const std::vector<Architecture> table{
+      {"Kepler", {35, 37}},        {"Maxwell", {50, 52, 53}},
+      {"Pascal", {60, 61, 62}},    {"Volta", {70, 72}},
+      {"Turing", {75}},            {"Ampere", {80, 86, 87}},
+      {"Ada Lovelace", {89}},      {"Hopper", {90}},
+      {"Blackwell", {100, 103, 110, 120, 121}},
+      {"Blackwell Ultra", {103}},  {"Rubin", {107}},
+  };
+  return table;
+}
+
+// "Ada Lovelace", "ada-lovelace" and "AdaLovelace" alike.
+std::string squeezed(std::string_view text) {
+  std::string out;
+  for (const char c : util::to_lower(text)) {
+    if (c != ' ' && c != '-' && c != '_') out += c;
+  }
+  return out;
+}
+
+bool is_known_gpu_target(const std::string& name) {
+  static const auto names = gpu_target_names();
+  return std::ranges::find(names, name) != names.end();
+}
+
+std::optional<int> parse_number(std::string_view text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Strips a trailing `a` or `f` (arch-specific, family) off `text` and returns it ("" for none).
+std::string take_feature_suffix(std::string_view& text) {
+  if (!text.empty() && (text.back() == 'a' || text.back() == 'f')) {
+    const std::string suffix(1, text.back());
+    text.remove_suffix(1);
+    return suffix;
+  }
+  return {};
+}
+
+// The nvcc names a compute-capability spelling stands for: TORCH_CUDA_ARCH_LIST's "9.0", "9.0a",
+// "8.6+PTX" (SASS, plus PTX with +PTX) and CUDA_ARCHITECTURES' "90" (SASS and PTX), "90-real",
+// "90-virtual". Empty when `name` is neither, or names a target no toolkit has.
+std::vector<std::string> targets_of_capability_spelling(std::string_view name) {
+  const auto lower = util::to_lower(name);
+  std::string_view text = lower;
+  bool sass = true;
+  bool ptx = false;
+  std::optional<int> number;
+  std::string suffix;
+  if (text.find('.') != std::string_view::npos) {
+    if (text.ends_with("+ptx")) {
+      text.remove_suffix(4);
+      ptx = true;
+    }
+    suffix = take_feature_suffix(text);
+    if (const auto capability = parse_compute_capability(text)) number = capability->number();
+  } else {
+    ptx = true;
+    if (text.ends_with("-real")) {
+      text.remove_suffix(5);
+      ptx = false;
+    } else if (text.ends_with("-virtual")) {
+      text.remove_suffix(8);
+      sass = false;
+    }
+    suffix = take_feature_suffix(text);
+    if (text.size() >= 2 && text.size() <= 3) number = parse_number(text);
+  }
+  if (!number) return {};
+  std::vector<std::string> targets;
+  if (sass) targets.push_back(fmt::format("sm_{}{}", *number, suffix));
+  if (ptx) targets.push_back(fmt::format("compute_{}{}", *number, suffix));
+  if (!std::ranges::all_of(targets, is_known_gpu_target)) return {};
+  return targets;
+}
+
+std::string capability_list(const std::vector<int>& numbers) {
+  std::vector<std::string> parts;
+  for (const auto number : numbers) parts.push_back(fmt::format("{}.{}", number / 10, number % 10));
+  return util::join(parts, ", ");
+}
+
+std::string alternatives(const std::vector<std::string>& names) {
+  if (names.size() < 2) return names.empty() ? std::string() : names.front();
+  const std::vector<std::string> head(names.begin(), names.end() - 1);
+  return fmt::format("{} or {}", util::join(head, ", "), names.back());
+}
+
+// The target whose GCC flags say `-march=NAME` or `-mcpu=NAME`: its newest flags first, then any
+// older ones (zen4's older flags say -march=znver3, which is zen3's own).
+const CpuTarget* target_of_gcc_name(std::string_view name, std::string& flag) {
+  const auto lower = util::to_lower(name);
+  for (const bool newest_only : {true, false}) {
+    for (const auto& target : cpu_targets()) {
+      const auto count = newest_only ? std::min<std::size_t>(1, target.gcc.size()) : target.gcc.size();
+      for (std::size_t i = 0; i < count; ++i) {
+        for (const auto& word : util::split(target.gcc[i].flags, ' ')) {
+          for (const std::string_view option : {"-march=", "-mcpu="}) {
+            if (word.starts_with(option) && word.substr(option.size()) == lower) {
+              flag = std::string(option.substr(0, option.size() - 1));
+              return &target;
+            }
+          }
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string gpu_target_hint(std::string_view name) {
+  if (const auto targets = targets_of_capability_spelling(name); !targets.empty()) {
+    const auto meant = targets.size() == 1 ? targets.front() : fmt::format("[{}]", util::join(targets, ", "));
+    return fmt::format(" (did you mean {}? GPU targets are nvcc's names: sm_XY for SASS, compute_XY for PTX)", meant);
+  }
+  const auto wanted = squeezed(name);
+  for (const auto& architecture : architectures()) {
+    if (squeezed(architecture.name) != wanted) continue;
+    std::vector<std::string> targets;
+    for (const auto number : architecture.capabilities) {
+      if (auto target = fmt::format("sm_{}", number); is_known_gpu_target(target)) targets.push_back(std::move(target));
+    }
+    return fmt::format(" ({} is compute capability {}: did you mean {}?)", architecture.name,
+                       capability_list(architecture.capabilities), alternatives(targets));
+  }
+  if (wanted == "native") {
+    return " (a variant names the GPU code it carries; hwimg probe prints this host's compute capabilities)";
+  }
+  return util::did_you_mean(name, gpu_target_names());
+}
+
+std::string cpu_target_hint(std::string_view name) {
+  std::string flag;
+  if (const auto* target = target_of_gcc_name(name, flag)) {
+    return fmt::format(" (did you mean {}? {} is its GCC {} name)", target->name, name, flag);
+  }
+  // Docker's platform variant of a level: linux/amd64/v3 runs on x86-64-v3.
+  auto text = util::to_lower(name);
+  for (const std::string_view prefix : {"linux/", "amd64/"}) {
+    if (text.starts_with(prefix)) text.erase(0, prefix.size());
+  }
+  if (text.size() == 2 && text[0] == 'v' && parse_x86_level("x86-64-" + text)) {
+    return fmt::format(" (did you mean x86-64-{}?)", text);
+  }
+  if (text == "native") {
+    return " (a variant names the CPU it is built for; hwimg probe prints this host's level and microarchitecture)";
+  }
+  return util::did_you_mean(name, cpu_target_names());
+}
+
+}  // namespace hwimg::hw
