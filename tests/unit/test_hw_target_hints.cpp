@@ -7,10 +7,11 @@ using namespace hwimg::hw;
 
 namespace {
 std::string gpu_error(std::string_view name) { return parse_gpu_target(name).error().message; }
+// What follows the suggested nvcc name in a capability spelling's hint.
+const std::string rest = "? GPU targets are nvcc's names: sm_XY for SASS, compute_XY for PTX)";
 }  // namespace
 
 TEST_CASE("a compute capability as PyTorch writes it suggests the nvcc target") {
-  const std::string rest = "? GPU targets are nvcc's names: sm_XY for SASS, compute_XY for PTX)";
   CHECK(gpu_error("9.0") == "unknown GPU target '9.0' (did you mean sm_90" + rest);
   CHECK(gpu_target_hint("9.0a") == " (did you mean sm_90a" + rest);
   CHECK(gpu_target_hint("8.6+PTX") == " (did you mean [sm_86, compute_86]" + rest);
@@ -18,7 +19,6 @@ TEST_CASE("a compute capability as PyTorch writes it suggests the nvcc target") 
 }
 
 TEST_CASE("a CUDA_ARCHITECTURES entry suggests SASS and PTX as CMake builds them") {
-  const std::string rest = "? GPU targets are nvcc's names: sm_XY for SASS, compute_XY for PTX)";
   CHECK(gpu_target_hint("90") == " (did you mean [sm_90, compute_90]" + rest);
   CHECK(gpu_target_hint("90-real") == " (did you mean sm_90" + rest);
   CHECK(gpu_target_hint("120-virtual") == " (did you mean compute_120" + rest);
