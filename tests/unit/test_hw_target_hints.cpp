@@ -38,6 +38,17 @@ TEST_CASE("an architecture name lists its targets") {
   CHECK(gpu_target_hint("BLACKWELL_ULTRA") == " (Blackwell Ultra is compute capability 10.3: did you mean sm_103?)");
 }
 
+TEST_CASE("a GPU's product name suggests its target, as nvidia-smi or a spec sheet writes it") {
+  CHECK(gpu_error("H100") == "unknown GPU target 'H100' (H100 is compute capability 9.0: did you mean sm_90?)");
+  CHECK(gpu_target_hint("NVIDIA A100") == " (A100 is compute capability 8.0: did you mean sm_80?)");
+  CHECK(gpu_target_hint("a10") == " (A10 is compute capability 8.6: did you mean sm_86?)");  // not A100's
+  CHECK(gpu_target_hint("Tesla T4") == " (T4 is compute capability 7.5: did you mean sm_75?)");
+  CHECK(gpu_target_hint("jetson-agx-orin") == " (Jetson Orin is compute capability 8.7: did you mean sm_87?)");
+  CHECK(gpu_target_hint("GeForce RTX 4090") == " (GeForce RTX 40xx is compute capability 8.9: did you mean sm_89?)");
+  CHECK(gpu_target_hint("rtx5080") == " (GeForce RTX 50xx is compute capability 12.0: did you mean sm_120?)");
+  CHECK(gpu_target_hint("GB200") == " (GB200 is compute capability 10.0: did you mean sm_100?)");
+}
+
 TEST_CASE("typos still get the nearest target, and native an explanation") {
   CHECK(gpu_target_hint("sm90") == " (did you mean sm_90?)");
   CHECK(gpu_target_hint("native").find("hwimg probe prints this host's compute capabilities") != std::string::npos);

@@ -16,30 +16,45 @@
 namespace hwimg::hw {
 namespace {
 
-// docs/compatibility.md#target-name-hints: NVIDIA's architecture names and their compute
-// capabilities (developer.nvidia.com/cuda-gpus and cuda-legacy-gpus).
-struct Architecture {
+// docs/compatibility.md#target-name-hints: NVIDIA's architecture and product names and their
+// compute capabilities (developer.nvidia.com/cuda-gpus and cuda-legacy-gpus).
+struct NamedGpu {
   std::string_view name;
   std::vector<int> capabilities;  // 86 for 8.6, as in sm_86
 };
 
-const std::vector<Architecture>& architectures() {
-  static const std::vector<Architecture> table{
-      {"Kepler", {35, 37}},        {"Maxwell", {50, 52, 53}},
-      {"Pascal", {60, 61, 62}},    {"Volta", {70, 72}},
-      {"Turing", {75}},            {"Ampere", {80, 86, 87}},
-      {"Ada Lovelace", {89}},      {"Hopper", {90}},
-      {"Blackwell", {100, 103, 110, 120, 121}},
-      {"Blackwell Ultra", {103}},  {"Rubin", {107}},
+const std::vector<NamedGpu>& named_gpus() {
+  static const std::vector<NamedGpu> table{
+      {"Kepler", {35, 37}},       {"Maxwell", {50, 52, 53}},   {"Pascal", {60, 61, 62}},
+      {"Volta", {70, 72}},        {"Turing", {75}},            {"Ampere", {80, 86, 87}},
+      {"Ada Lovelace", {89}},     {"Hopper", {90}},            {"Blackwell", {100, 103, 110, 120, 121}},
+      {"Blackwell Ultra", {103}}, {"Rubin", {107}},
+      {"K80", {37}},    {"M40", {52}},   {"M60", {52}},    {"P4", {61}},     {"P40", {61}},
+      {"P100", {60}},   {"V100", {70}},  {"T4", {75}},     {"A2", {86}},     {"A10", {86}},
+      {"A16", {86}},    {"A30", {80}},   {"A40", {86}},    {"A100", {80}},   {"L4", {89}},
+      {"L40", {89}},    {"L40S", {89}},  {"H100", {90}},   {"H200", {90}},   {"GH200", {90}},
+      {"B200", {100}},  {"GB200", {100}}, {"B300", {103}}, {"GB300", {103}}, {"GB10", {121}},
+      {"DGX Spark", {121}}, {"Jetson Nano", {53}}, {"Jetson TX2", {62}}, {"Jetson Xavier", {72}},
+      {"Jetson Orin", {87}}, {"Jetson Thor", {110}},
+      {"GeForce RTX 20xx", {75}}, {"GeForce RTX 30xx", {86}}, {"GeForce RTX 40xx", {89}},
+      {"GeForce RTX 50xx", {120}},
   };
   return table;
 }
 
-// "Ada Lovelace", "ada-lovelace" and "AdaLovelace" alike.
+// "Ada Lovelace", "ada-lovelace" and "AdaLovelace" alike; "NVIDIA H100", "Tesla T4", "Jetson AGX
+// Orin" as "h100", "t4", "orin"; a GeForce model ("RTX 4090") as its series ("rtx40xx").
 std::string squeezed(std::string_view text) {
   std::string out;
   for (const char c : util::to_lower(text)) {
     if (c != ' ' && c != '-' && c != '_') out += c;
+  }
+  for (const std::string_view prefix : {"nvidia", "tesla", "geforce", "jetson", "agx"}) {
+    if (out.starts_with(prefix) && out.size() > prefix.size()) out.erase(0, prefix.size());
+  }
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (out.size() == 7 && out.starts_with("rtx") && std::ranges::all_of(out.substr(3), is_digit)) {
+    out.replace(5, 2, "xx");
   }
   return out;
 }
@@ -145,14 +160,14 @@ std::string gpu_target_hint(std::string_view name) {
     return fmt::format(" (did you mean {}? GPU targets are nvcc's names: sm_XY for SASS, compute_XY for PTX)", meant);
   }
   const auto wanted = squeezed(name);
-  for (const auto& architecture : architectures()) {
-    if (squeezed(architecture.name) != wanted) continue;
+  for (const auto& gpu : named_gpus()) {
+    if (squeezed(gpu.name) != wanted) continue;
     std::vector<std::string> targets;
-    for (const auto number : architecture.capabilities) {
+    for (const auto number : gpu.capabilities) {
       if (auto target = fmt::format("sm_{}", number); is_known_gpu_target(target)) targets.push_back(std::move(target));
     }
-    return fmt::format(" ({} is compute capability {}: did you mean {}?)", architecture.name,
-                       capability_list(architecture.capabilities), alternatives(targets));
+    return fmt::format(" ({} is compute capability {}: did you mean {}?)", gpu.name,
+                       capability_list(gpu.capabilities), alternatives(targets));
   }
   if (wanted == "native") {
     return " (a variant names the GPU code it carries; hwimg probe prints this host's compute capabilities)";
