@@ -92,6 +92,9 @@ TEST_CASE("unknown keys get the nearest valid key") {
         std::vector<std::string>{"m.yaml:3:18: unknown key 'pxt' in include (did you mean ptx?)"});
   CHECK(errors_of("axes: {gpu: [sm_80]}\nexclude:\n  - {gpu: sm_80, ptx: true}\n") ==
         std::vector<std::string>{"m.yaml:3:18: unknown key 'ptx' in exclude"});
+  // An axis at the top level, as GitHub Actions' strategy.matrix writes it.
+  CHECK(errors_of("cuda: [\"12.8\"]\ngpu: [sm_90]\n").front() ==
+        "m.yaml:1:1: unknown key 'cuda' (axes go under axes:, as in axes: {cuda: [...]})");
 }
 
 TEST_CASE("wrong types are named") {

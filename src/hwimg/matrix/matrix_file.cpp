@@ -103,7 +103,11 @@ private:
     if (std::ranges::find(keys, key) != keys.end()) {
       return true;
     }
-    error(key_node, fmt::format("unknown key '{}'{}{}", key, where, util::did_you_mean(key, strings_of(keys))));
+    // An axis written at the top level, as a CI matrix (GitHub Actions' strategy.matrix) has it.
+    const bool is_axis = where.empty() && std::ranges::find(axis_keys, key) != axis_keys.end();
+    error(key_node, fmt::format("unknown key '{}'{}{}", key, where,
+                                is_axis ? fmt::format(" (axes go under axes:, as in axes: {{{}: [...]}})", key)
+                                        : util::did_you_mean(key, strings_of(keys))));
     return false;
   }
 
