@@ -270,6 +270,34 @@ TEST_CASE("image references: oci:DIR:TAG, oci:DIR@sha256:..., registry reference
       "failed to parse reference \"Team/App:1\""));
 }
 
+TEST_CASE("a layout's path typed without oci: is refused with the reference to write") {
+  TaggedLayout l;
+  const auto root = l.root.string();
+  CHECK(image::parse_command_line_reference(root).error().message ==
+        "failed to parse reference \"" + root + "\": that is an image layout on this machine; write oci:" + root);
+  CHECK(image::parse_command_line_reference(root + ":1.0").error().message ==
+        "failed to parse reference \"" + root + ":1.0\": that is an image layout on this machine; write oci:" + root +
+            ":1.0");
+  CHECK(image::layout_written_bare("oci:" + root) == std::nullopt);
+  CHECK(image::parse_command_line_reference("oci:" + root + ":1.0").has_value());
+
+  // A bare name in the working directory would also be a Docker Hub repository: neither is guessed.
+  const auto before = fs::current_path();
+  fs::current_path(l.tmp.path());
+  const auto bare = image::parse_command_line_reference("layout:1.0");
+  const auto explicit_hub = image::parse_command_line_reference("docker.io/library/layout:1.0");
+  const auto other_name = image::parse_command_line_reference("ubuntu:22.04");
+  const auto named_registry = image::parse_command_line_reference("127.0.0.1:5443/layout:1.0");
+  fs::current_path(before);
+  CHECK(bare.error().message ==
+        "failed to parse reference \"layout:1.0\": it names an image layout on this machine and an image on Docker "
+        "Hub; write oci:layout:1.0 for the layout or docker.io/library/layout:1.0 for Docker Hub");
+  REQUIRE(explicit_hub);
+  CHECK(explicit_hub->registry.repository == "library/layout");
+  CHECK(other_name.has_value());
+  CHECK(named_registry.has_value());
+}
+
 TEST_CASE("open_image opens layouts, relative ones against the base directory") {
   TaggedLayout l;
   const auto absolute = image::open_image("oci:" + l.root.string() + ":1.0", {});

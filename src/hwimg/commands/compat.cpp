@@ -8,7 +8,7 @@
 namespace hwimg::commands {
 
 Result<int> run_compat_show(const CompatShowArguments& arguments) {
-  auto reference = image::parse_image_reference(arguments.reference);
+  auto reference = image::parse_command_line_reference(arguments.reference);
   if (!reference) return std::unexpected(Error{reference.error().message, ExitCode::usage});
   TerminalOutput output(Progress::hidden, arguments.registry.verbose);
   HWIMG_TRY_ASSIGN(auto image, image::open_image(std::move(*reference), {client_options(arguments.registry, output), {}, nullptr}));

@@ -3,12 +3,17 @@
 #include <fmt/format.h>
 
 #include "hwimg/commands/environment.hpp"
+#include "hwimg/commands/usage.hpp"
 #include "hwimg/copy/copy_image.hpp"
 #include "hwimg/copy/report.hpp"
+#include "hwimg/image/open_image.hpp"
 
 namespace hwimg::commands {
 
 Result<int> run_copy(const CopyArguments& arguments) {
+  for (const auto* text : {&arguments.source, &arguments.destination}) {
+    HWIMG_TRY(as_usage_error(image::parse_command_line_reference(*text)));
+  }
   TerminalOutput output(arguments.format == DataFormat::text ? Progress::shown : Progress::hidden,
                         arguments.registry.verbose);
   copy::CopyRequest request{arguments.source, arguments.destination, {arguments.variants, {}},

@@ -63,7 +63,7 @@ Result<std::size_t> pick_candidate(const ExportArguments& arguments, const selec
 }  // namespace
 
 Result<int> run_export(const ExportArguments& arguments) {
-  HWIMG_TRY_ASSIGN(const auto reference, as_usage_error(image::parse_image_reference(arguments.reference)));
+  HWIMG_TRY_ASSIGN(const auto reference, as_usage_error(image::parse_command_line_reference(arguments.reference)));
   HWIMG_TRY_ASSIGN(const auto name, export_name(arguments, reference));
   HWIMG_TRY_ASSIGN(const auto mtime, source_date_epoch());
   TerminalOutput output(Progress::hidden, arguments.registry.verbose);

@@ -10,7 +10,7 @@
 namespace hwimg::commands {
 
 Result<int> run_inspect(const InspectArguments& arguments) {
-  HWIMG_TRY(as_usage_error(image::parse_image_reference(arguments.reference)));
+  HWIMG_TRY(as_usage_error(image::parse_command_line_reference(arguments.reference)));
   TerminalOutput output(arguments.verify_code ? Progress::shown : Progress::hidden, arguments.registry.verbose);
   const auto context = fmt::format("failed to inspect {}", arguments.reference);
   HWIMG_TRY_ASSIGN(auto image, with_context(image::open_image(arguments.reference,

@@ -8,6 +8,7 @@
 
 #include "hwimg/build/index_create.hpp"
 #include "hwimg/compat/artifact.hpp"
+#include "hwimg/image/open_image.hpp"
 #include "hwimg/image/registry_reader.hpp"
 #include "hwimg/oci/layout.hpp"
 #include "hwimg/registry/client.hpp"
@@ -79,7 +80,9 @@ std::string push_summary_json(const registry::PushSummary& summary) {
 
 Result<int> run_push(const PushArguments& arguments) {
   if (!oci::is_layout_reference(arguments.source)) {
-    return fail_usage("failed to push {}: the source must be an image layout, oci:DIR[:TAG]", arguments.source);
+    const auto layout = image::layout_written_bare(arguments.source);
+    return fail_usage("failed to push {}: the source must be an image layout, oci:DIR[:TAG]{}", arguments.source,
+                      layout ? fmt::format(" (did you mean {}?)", *layout) : "");
   }
   auto layout = oci::parse_layout_reference(arguments.source);
   if (!layout) return std::unexpected(Error{layout.error().message, ExitCode::usage});

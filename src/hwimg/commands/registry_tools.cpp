@@ -64,7 +64,7 @@ Result<int> run_list_tags(const ListTagsArguments& arguments) {
 }
 
 Result<int> run_digest(const DigestArguments& arguments) {
-  HWIMG_TRY(as_usage_error(image::parse_image_reference(arguments.reference)));
+  HWIMG_TRY(as_usage_error(image::parse_command_line_reference(arguments.reference)));
   TerminalOutput output(Progress::hidden, arguments.registry.verbose);
   if (!arguments.facts_file) {
     HWIMG_TRY_ASSIGN(const auto image,

@@ -14,7 +14,7 @@
 namespace hwimg::commands {
 
 Result<JudgedImage> judge_image(const JudgeArguments& arguments, util::Output& output) {
-  HWIMG_TRY(as_usage_error(image::parse_image_reference(arguments.reference)));
+  HWIMG_TRY(as_usage_error(image::parse_command_line_reference(arguments.reference)));
   JudgedImage judged;
   HWIMG_TRY_ASSIGN(judged.gpus, select::choose_gpu_selection(arguments.gpus, variable("NVIDIA_VISIBLE_DEVICES")));
   HWIMG_TRY_ASSIGN(const auto facts, host_facts(arguments.host_file));

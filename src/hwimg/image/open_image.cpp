@@ -24,6 +24,38 @@ Result<ImageReference> parse_image_reference(std::string_view text) {
   return reference;
 }
 
+std::optional<std::string> layout_written_bare(std::string_view text) {
+  if (text.empty() || oci::is_layout_reference(text)) return std::nullopt;
+  std::error_code ec;
+  const auto is_layout = [&](std::string_view directory) {
+    return !directory.empty() && std::filesystem::is_regular_file(std::filesystem::path(directory) / "oci-layout", ec);
+  };
+  const auto slash = text.rfind('/');
+  const auto colon = text.rfind(':');
+  const bool has_tag = colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash);
+  if (is_layout(text) || (has_tag && is_layout(text.substr(0, colon)))) return "oci:" + std::string(text);
+  return std::nullopt;
+}
+
+Result<ImageReference> parse_command_line_reference(std::string_view text) {
+  auto reference = parse_image_reference(text);
+  const auto layout = layout_written_bare(text);
+  if (!layout) return reference;
+  if (!reference) {
+    return fail("failed to parse reference \"{}\": that is an image layout on this machine; write {}", text, *layout);
+  }
+  // Docker's spelling puts a name without a registry on docker.io; one that names its registry is
+  // no layout's name, whatever the working directory holds.
+  const auto& registry = reference->registry.registry;
+  if (reference->kind == SourceKind::registry && registry == "docker.io" && !text.starts_with("docker.io/") &&
+      !text.starts_with("index.docker.io/")) {
+    return fail("failed to parse reference \"{}\": it names an image layout on this machine and an image on Docker "
+                "Hub; write {} for the layout or docker.io/{} for Docker Hub",
+                text, *layout, reference->registry.str().substr(registry.size() + 1));
+  }
+  return reference;
+}
+
 Result<OpenedImage> open_image(std::string_view text, const OpenOptions& options) {
   HWIMG_TRY_ASSIGN(auto reference, parse_image_reference(text));
   return open_image(std::move(reference), options);

@@ -34,6 +34,16 @@ struct ImageReference {
 // Checks the reference's grammar only; nothing is read.
 [[nodiscard]] Result<ImageReference> parse_image_reference(std::string_view text);
 
+// "oci:TEXT" when TEXT, less a ":TAG", is the directory of an OCI image layout (it has an
+// oci-layout file) and does not start with oci: already; nullopt otherwise.
+[[nodiscard]] std::optional<std::string> layout_written_bare(std::string_view text);
+
+// parse_image_reference for a reference typed on the command line, which also refuses a bare path
+// of a layout: "/tmp/out" or "./out" with a clear word instead of a grammar error, and "out:1.0"
+// instead of a request for docker.io/library/out (that text would mean both); each error says to
+// write oci:out:1.0.
+[[nodiscard]] Result<ImageReference> parse_command_line_reference(std::string_view text);
+
 struct OpenOptions {
   registry::ClientOptions registry;
   // A relative layout directory is relative to this (a recipe's directory); empty: the working one.
