@@ -136,6 +136,34 @@ TEST_CASE("the best microarchitecture follows archspec's rules") {
   CHECK(best_name(CpuArch::amd64, "Intel", with(spr, {"avx512_fp16"})) == "sapphirerapids");
 }
 
+TEST_CASE("a CPU a hypervisor keeps out of its microarchitecture gets the features it lacks") {
+  const auto* zen5 = find_cpu_target("zen5");
+  REQUIRE(zen5 != nullptr);
+  // What the Turin VM of tests/data/probe/cpuid/dev-vm-turin-oxide.txt hides.
+  auto vm = zen5->features;
+  vm.erase("fsgsbase");
+  vm.erase("rdseed");
+  REQUIRE(best_microarch(CpuArch::amd64, "AMD", vm) == nullptr);
+  const auto near = nearest_missed_target(CpuArch::amd64, "AMD", vm);
+  REQUIRE(near.has_value());
+  CHECK(near->target->name == "zen5");  // the deepest of those that miss the same two
+  CHECK(near->missing == std::vector<std::string>{"fsgsbase", "rdseed"});
+  CHECK_FALSE(nearest_missed_target(CpuArch::amd64, "AMD", vm, 1).has_value());
+  // The deepest target itself, or a CPU far from any of its vendor's: nothing to say.
+  CHECK_FALSE(nearest_missed_target(CpuArch::amd64, "AMD", zen5->features).has_value());
+  CHECK_FALSE(nearest_missed_target(CpuArch::amd64, "AMD", find_cpu_target("x86-64-v2")->features).has_value());
+  CHECK_FALSE(nearest_missed_target(CpuArch::amd64, "VIA", vm).has_value());
+  // A CPU that is some named target, one step short of a deeper one.
+  auto spr_vm = find_cpu_target("sapphirerapids")->features;
+  spr_vm.erase("waitpkg");
+  REQUIRE(best_microarch(CpuArch::amd64, "Intel", spr_vm) != nullptr);
+  CHECK(best_microarch(CpuArch::amd64, "Intel", spr_vm)->name == "icelake");
+  const auto beyond = nearest_missed_target(CpuArch::amd64, "Intel", spr_vm);
+  REQUIRE(beyond.has_value());
+  CHECK(beyond->target->name == "sapphirerapids");
+  CHECK(beyond->missing == std::vector<std::string>{"waitpkg"});
+}
+
 TEST_CASE("aarch64 targets use the vendor, the features and the CPU part") {
   const auto v2 = target("neoverse_v2").features;
   CHECK(best_name(CpuArch::arm64, "ARM", v2, "0xd4f") == "neoverse_v2");

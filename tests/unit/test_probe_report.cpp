@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "hwimg/hw/cpu_targets.hpp"
 #include "hwimg/probe/report.hpp"
 #include "hwimg/util/files.hpp"
 #include "hwimg/util/strings.hpp"
@@ -181,4 +183,33 @@ TEST_CASE("the text report names each GPU and the driver") {
   auto none = sample();
   none.nvidia.reset();
   CHECK(to_text(none).ends_with("NVIDIA:    no driver\n"));
+}
+
+TEST_CASE("the text report says which features keep a CPU out of the nearest microarchitecture") {
+  auto facts = sample();
+  facts.cpu.microarch.reset();
+  // Zen's features but fsgsbase and rdseed, as a hypervisor may hide them.
+  facts.cpu.features.clear();
+  for (const auto& feature : hw::find_cpu_target("zen")->features) {
+    if (feature != "fsgsbase" && feature != "rdseed") facts.cpu.features.push_back(feature);
+  }
+  CHECK(to_text(facts).find("Target:    (no named microarchitecture: zen also needs fsgsbase, rdseed, which this "
+                            "CPU does not report)\n") != std::string::npos);
+  // A generic CPU asked for with HWIMG_OVERRIDE_CPU_LEVEL lacks them on purpose.
+  facts.overrides = {"HWIMG_OVERRIDE_CPU_LEVEL=\"x86-64-v3\""};
+  CHECK(to_text(facts).find("Target:    (no named microarchitecture)\n") != std::string::npos);
+
+  // Beyond a named target only in a VM: on bare metal the deeper target is just a newer CPU.
+  facts.overrides.clear();
+  facts.cpu.microarch = "icelake";
+  facts.cpu.vendor = "Intel";
+  facts.cpu.features.clear();
+  for (const auto& feature : hw::find_cpu_target("sapphirerapids")->features) {
+    if (feature != "waitpkg") facts.cpu.features.push_back(feature);
+  }
+  CHECK(to_text(facts).find("Target:    icelake\n") != std::string::npos);
+  facts.cpu.features.push_back("hypervisor");
+  std::ranges::sort(facts.cpu.features);
+  CHECK(to_text(facts).find("Target:    icelake (sapphirerapids also needs waitpkg, which this CPU does not report)\n") !=
+        std::string::npos);
 }

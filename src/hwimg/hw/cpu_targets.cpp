@@ -195,6 +195,26 @@ const CpuTarget* best_microarch(CpuArch arch, std::string_view vendor, const Fea
   return best.is_generic() ? nullptr : &best;
 }
 
+std::optional<NearMiss> nearest_missed_target(CpuArch arch, std::string_view vendor, const FeatureSet& features,
+                                              std::size_t max_missing) {
+  const auto& best = best_cpu_target(arch, vendor, features);
+  std::optional<NearMiss> nearest;
+  for (const auto& target : cpu_targets()) {
+    if (target.arch != arch || target.is_generic() || target.vendor != vendor || &target == &best ||
+        !descends_from(target, best.name)) {
+      continue;
+    }
+    auto check = cpu_target_compatible(target, vendor, features);
+    const auto count = check.missing_features.size();
+    if (count == 0 || count > max_missing) continue;
+    if (!nearest || count < nearest->missing.size() ||
+        (count == nearest->missing.size() && deeper(target, *nearest->target))) {
+      nearest = NearMiss{&target, std::move(check.missing_features)};
+    }
+  }
+  return nearest;
+}
+
 std::string x86_vendor_name(std::string_view cpuid_vendor) {
   const auto trimmed = util::trim(cpuid_vendor);
   for (const auto& [cpuid, name] : k_x86_vendors) {

@@ -68,6 +68,18 @@ struct CpuTargetCheck {
 [[nodiscard]] const CpuTarget* best_microarch(CpuArch arch, std::string_view vendor,
                                               const FeatureSet& features, std::string_view cpu_part = {});
 
+// The target of the host's vendor beyond its own (deeper than the one best_cpu_target picks) that
+// it misses by the fewest instruction-set features, at most `max_missing`; the deepest of those.
+// Hypervisors hide some: a Zen 5 VM without fsgsbase and rdseed is no zen5, an Emerald Rapids VM
+// without waitpkg no sapphirerapids. The probe says which, so nobody wonders why such variants
+// are passed over. nullopt when no target comes that close.
+struct NearMiss {
+  const CpuTarget* target = nullptr;
+  std::vector<std::string> missing;  // sorted
+};
+[[nodiscard]] std::optional<NearMiss> nearest_missed_target(CpuArch arch, std::string_view vendor,
+                                                            const FeatureSet& features, std::size_t max_missing = 3);
+
 // NFD's vendor spelling for a CPUID vendor string ("GenuineIntel" -> "Intel"); unknown ones unchanged.
 [[nodiscard]] std::string x86_vendor_name(std::string_view cpuid_vendor);
 // NFD's vendor spelling for an aarch64 `CPU implementer` ("0x41" -> "ARM"); unknown ones unchanged.

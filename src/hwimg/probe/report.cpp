@@ -124,6 +124,25 @@ std::set<std::string, std::less<>> selection_features(hw::CpuArch arch) {
   return names;
 }
 
+// The named target ("(no named microarchitecture)" for none), and the deeper one that a few missing
+// features keep out: always where no named target fits, and in a VM (`hypervisor`), whose
+// hypervisor may hide them, beyond a named one; on bare metal a deeper target is a newer CPU.
+// Nothing under HWIMG_OVERRIDE_CPU_LEVEL, whose generic CPU lacks them on purpose.
+std::string target_line(const HostFacts& facts) {
+  const auto& cpu = facts.cpu;
+  const bool level_overridden = std::ranges::any_of(
+      facts.overrides, [](const std::string& o) { return o.starts_with("HWIMG_OVERRIDE_CPU_LEVEL"); });
+  const bool virtual_machine = std::ranges::find(cpu.features, "hypervisor") != cpu.features.end();
+  const auto near = level_overridden || (cpu.microarch && !virtual_machine)
+                        ? std::nullopt
+                        : hw::nearest_missed_target(cpu.arch, cpu.vendor, hw::make_feature_set(cpu.features));
+  const auto why_not = near ? fmt::format("{} also needs {}, which this CPU does not report", near->target->name,
+                                          util::join(near->missing, ", "))
+                            : std::string();
+  if (cpu.microarch) return near ? fmt::format("{} ({})", *cpu.microarch, why_not) : *cpu.microarch;
+  return near ? fmt::format("(no named microarchitecture: {})", why_not) : "(no named microarchitecture)";
+}
+
 }  // namespace
 
 std::string to_text(const HostFacts& facts) {
@@ -138,7 +157,7 @@ std::string to_text(const HostFacts& facts) {
   if (cpu.level) {
     out += fmt::format("Level:     {}\n", hw::x86_level_name(*cpu.level));
   }
-  out += fmt::format("Target:    {}\n", cpu.microarch.value_or("(no named microarchitecture)"));
+  out += fmt::format("Target:    {}\n", target_line(facts));
   out += fmt::format("Features:  {}\n", util::join(cpu.features, " "));
   if (!facts.overrides.empty()) {
     out += fmt::format("Overrides: {}\n", util::join(facts.overrides, " "));
