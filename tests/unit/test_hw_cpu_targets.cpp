@@ -148,7 +148,7 @@ TEST_CASE("a CPU a hypervisor keeps out of its microarchitecture gets the featur
   REQUIRE(near.has_value());
   CHECK(near->target->name == "zen5");  // the deepest of those that miss the same two
   CHECK(near->missing == std::vector<std::string>{"fsgsbase", "rdseed"});
-  CHECK_FALSE(nearest_missed_target(CpuArch::amd64, "AMD", vm, 1).has_value());
+  CHECK_FALSE(nearest_missed_target(CpuArch::amd64, "AMD", vm, {}, 1).has_value());
   // The deepest target itself, or a CPU far from any of its vendor's: nothing to say.
   CHECK_FALSE(nearest_missed_target(CpuArch::amd64, "AMD", zen5->features).has_value());
   CHECK_FALSE(nearest_missed_target(CpuArch::amd64, "AMD", find_cpu_target("x86-64-v2")->features).has_value());

@@ -196,8 +196,8 @@ const CpuTarget* best_microarch(CpuArch arch, std::string_view vendor, const Fea
 }
 
 std::optional<NearMiss> nearest_missed_target(CpuArch arch, std::string_view vendor, const FeatureSet& features,
-                                              std::size_t max_missing) {
-  const auto& best = best_cpu_target(arch, vendor, features);
+                                              std::string_view cpu_part, std::size_t max_missing) {
+  const auto& best = best_cpu_target(arch, vendor, features, cpu_part);
   std::optional<NearMiss> nearest;
   for (const auto& target : cpu_targets()) {
     if (target.arch != arch || target.is_generic() || target.vendor != vendor || &target == &best ||

@@ -78,7 +78,8 @@ struct NearMiss {
   std::vector<std::string> missing;  // sorted
 };
 [[nodiscard]] std::optional<NearMiss> nearest_missed_target(CpuArch arch, std::string_view vendor,
-                                                            const FeatureSet& features, std::size_t max_missing = 3);
+                                                            const FeatureSet& features, std::string_view cpu_part = {},
+                                                            std::size_t max_missing = 3);
 
 // NFD's vendor spelling for a CPUID vendor string ("GenuineIntel" -> "Intel"); unknown ones unchanged.
 [[nodiscard]] std::string x86_vendor_name(std::string_view cpuid_vendor);

@@ -135,7 +135,7 @@ std::string target_line(const HostFacts& facts) {
   const bool virtual_machine = std::ranges::find(cpu.features, "hypervisor") != cpu.features.end();
   const auto near = level_overridden || (cpu.microarch && !virtual_machine)
                         ? std::nullopt
-                        : hw::nearest_missed_target(cpu.arch, cpu.vendor, hw::make_feature_set(cpu.features));
+                        : hw::nearest_missed_target(cpu.arch, cpu.vendor, hw::make_feature_set(cpu.features), cpu.cpu_part);
   const auto why_not = near ? fmt::format("{} also needs {}, which this CPU does not report", near->target->name,
                                           util::join(near->missing, ", "))
                             : std::string();
