@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <optional>
 #include <vector>
 
@@ -64,42 +63,28 @@ bool is_known_gpu_target(const std::string& name) {
   return std::ranges::find(names, name) != names.end();
 }
 
-std::optional<int> parse_number(std::string_view text) {
-  int value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// Strips a trailing `a` or `f` (arch-specific, family) off `text` and returns it ("" for none).
-std::string take_feature_suffix(std::string_view& text) {
-  if (!text.empty() && (text.back() == 'a' || text.back() == 'f')) {
-    const std::string suffix(1, text.back());
-    text.remove_suffix(1);
-    return suffix;
-  }
-  return {};
-}
-
 // The nvcc names a compute-capability spelling stands for: TORCH_CUDA_ARCH_LIST's "9.0", "9.0a",
 // "8.6+PTX" (SASS, plus PTX with +PTX) and CUDA_ARCHITECTURES' "90" (SASS and PTX), "90-real",
 // "90-virtual". Empty when `name` is neither, or names a target no toolkit has.
 std::vector<std::string> targets_of_capability_spelling(std::string_view name) {
   const auto lower = util::to_lower(name);
   std::string_view text = lower;
+  std::string tail;  // what follows sm_ or compute_: "90", "90a"
   bool sass = true;
-  bool ptx = false;
-  std::optional<int> number;
-  std::string suffix;
+  bool ptx = true;
   if (text.find('.') != std::string_view::npos) {
-    if (text.ends_with("+ptx")) {
-      text.remove_suffix(4);
-      ptx = true;
+    ptx = text.ends_with("+ptx");
+    if (ptx) text.remove_suffix(4);
+    std::string suffix;
+    if (text.ends_with('a') || text.ends_with('f')) {
+      suffix = text.back();
+      text.remove_suffix(1);
     }
-    suffix = take_feature_suffix(text);
-    if (const auto capability = parse_compute_capability(text)) number = capability->number();
+    const auto capability = parse_compute_capability(text);
+    if (!capability) return {};
+    tail = fmt::format("{}{}", capability->number(), suffix);
   } else {
-    ptx = true;
+    // CMake's entries are the target names without their prefix; being a known one checks the rest.
     if (text.ends_with("-real")) {
       text.remove_suffix(5);
       ptx = false;
@@ -107,20 +92,18 @@ std::vector<std::string> targets_of_capability_spelling(std::string_view name) {
       text.remove_suffix(8);
       sass = false;
     }
-    suffix = take_feature_suffix(text);
-    if (text.size() >= 2 && text.size() <= 3) number = parse_number(text);
+    tail = std::string(text);
   }
-  if (!number) return {};
   std::vector<std::string> targets;
-  if (sass) targets.push_back(fmt::format("sm_{}{}", *number, suffix));
-  if (ptx) targets.push_back(fmt::format("compute_{}{}", *number, suffix));
+  if (sass) targets.push_back("sm_" + tail);
+  if (ptx) targets.push_back("compute_" + tail);
   if (!std::ranges::all_of(targets, is_known_gpu_target)) return {};
   return targets;
 }
 
 std::string capability_list(const std::vector<int>& numbers) {
   std::vector<std::string> parts;
-  for (const auto number : numbers) parts.push_back(fmt::format("{}.{}", number / 10, number % 10));
+  for (const auto number : numbers) parts.push_back(ComputeCapability{number / 10, number % 10}.str());
   return util::join(parts, ", ");
 }
 
