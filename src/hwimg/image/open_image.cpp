@@ -44,11 +44,10 @@ Result<ImageReference> parse_command_line_reference(std::string_view text) {
   if (!reference) {
     return fail("failed to parse reference \"{}\": that is an image layout on this machine; write {}", text, *layout);
   }
-  // Docker's spelling puts a name without a registry on docker.io; one that names its registry is
-  // no layout's name, whatever the working directory holds.
+  // Not oci:, so a registry reference. Docker's spelling puts a name without a registry on
+  // docker.io; one that names its registry is no layout's name, whatever the working directory holds.
   const auto& registry = reference->registry.registry;
-  if (reference->kind == SourceKind::registry && registry == "docker.io" && !text.starts_with("docker.io/") &&
-      !text.starts_with("index.docker.io/")) {
+  if (registry == "docker.io" && !text.starts_with("docker.io/") && !text.starts_with("index.docker.io/")) {
     return fail("failed to parse reference \"{}\": it names an image layout on this machine and an image on Docker "
                 "Hub; write {} for the layout or docker.io/{} for Docker Hub",
                 text, *layout, reference->registry.str().substr(registry.size() + 1));
